@@ -1,0 +1,3 @@
+from flakeproxy.cli.main import main
+
+main()

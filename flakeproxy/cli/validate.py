@@ -1,0 +1,27 @@
+"""`flakeproxy validate`: check a config without running anything."""
+
+from __future__ import annotations
+
+import click
+
+from flakeproxy.cli.options import config_option
+from flakeproxy.config import FlakeproxyConfig, load_config
+
+
+def summary(config: FlakeproxyConfig) -> str:
+    parts = [
+        f"agent {config.agent.type}" if config.agent else "no agent",
+        f"{len(config.proxy.listeners)} listeners",
+        f"{len(config.targets)} targets",
+        f"{len(config.matrix)} scenarios",
+        f"{len(config.contract.invariants) if config.contract else 0} invariants",
+    ]
+    return ", ".join(parts)
+
+
+@click.command()
+@config_option
+def validate(config_path: str) -> None:
+    """Validate a flakeproxy.yaml: keys, types, fault modes, invariants, and cross-references."""
+    config = load_config(config_path)
+    click.echo(f"{config_path}: valid ({summary(config)})")

@@ -1,0 +1,121 @@
+"""How the runner reaches the agent under test: over HTTP, as a command, or as a Python callable."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, Field, field_validator, model_validator
+
+from flakeproxy.config.base import HttpUrl, ImportPath, StrictModel
+
+_PATH_STEP = re.compile(r"\.([A-Za-z_][\w-]*)|\[(\d+)\]|\[(['\"])(.*?)\3\]")
+
+
+def parse_response_path(path: str) -> list[str | int]:
+    """Split a `$.a.b[0]['c d']` path into its steps; raise ValueError when it is not one."""
+    if not path.startswith("$"):
+        raise ValueError("must start with '$', e.g. $.reply or $.choices[0].message.content")
+    steps: list[str | int] = []
+    pos = 1
+    while pos < len(path):
+        m = _PATH_STEP.match(path, pos)
+        if not m:
+            raise ValueError(
+                f"cannot parse at character {pos + 1} ({path[pos:]!r}); "
+                "use $.key, [index] or ['key with spaces'], e.g. $.choices[0].message.content"
+            )
+        key, index, _, quoted = m.groups()
+        steps.append(int(index) if index is not None else (key if key is not None else quoted))
+        pos = m.end()
+    return steps
+
+
+def _valid_response_path(path: str) -> str:
+    parse_response_path(path)
+    return path
+
+
+ResponsePath = Annotated[str, AfterValidator(_valid_response_path)]
+
+
+class AgentBase(StrictModel):
+    timeout_ms: int = Field(30000, ge=1, description="How long one invocation may take.")
+    reset_function: ImportPath | None = Field(
+        None, description="MODULE:FUNCTION called (sync or async) before each cell to clear state."
+    )
+
+
+def _has_prompt(value: Any) -> bool:
+    if isinstance(value, str):
+        return "{prompt}" in value
+    if isinstance(value, dict):
+        return any(_has_prompt(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_prompt(v) for v in value)
+    return False
+
+
+class HttpAgent(AgentBase):
+    """An agent behind an HTTP endpoint; {prompt} in request_template is replaced JSON-safely."""
+
+    type: Literal["http"]
+    endpoint: HttpUrl
+    method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"] = "POST"
+    request_template: dict[str, Any] = Field(default_factory=lambda: {"input": "{prompt}"})
+    response_path: ResponsePath | None = Field(
+        None, description="Where the answer is in the JSON reply; unset takes the whole body as text."
+    )
+    headers: dict[str, str] = Field(default_factory=dict)
+    reset_endpoint: HttpUrl | None = Field(None, description="POSTed before each cell to clear state.")
+
+    @field_validator("request_template")
+    @classmethod
+    def _template_uses_prompt(cls, template: dict[str, Any]) -> dict[str, Any]:
+        if not _has_prompt(template):
+            raise ValueError(
+                "request_template never uses {prompt}; put it where the agent expects the message, "
+                'e.g. {message: "{prompt}"}'
+            )
+        return template
+
+    @model_validator(mode="after")
+    def _one_reset(self) -> HttpAgent:
+        if self.reset_endpoint and self.reset_function:
+            raise ValueError("set reset_endpoint or reset_function, not both")
+        return self
+
+
+class CommandAgent(AgentBase):
+    """Any executable: the prompt on stdin, or in an argument that contains {prompt}; the answer on stdout."""
+
+    type: Literal["command"]
+    command: list[str] = Field(min_length=1)
+    cwd: str | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    reset_command: list[str] | None = Field(None, min_length=1, description="Run before each cell.")
+
+    @property
+    def prompt_on_stdin(self) -> bool:
+        return not any("{prompt}" in arg for arg in self.command)
+
+
+class PythonAgent(AgentBase):
+    """A sync or async callable taking the prompt and returning the answer."""
+
+    type: Literal["python"]
+    callable: ImportPath
+    tools: list[ImportPath] = Field(
+        default_factory=list, description="Tool callables flakeproxy wraps to inject tool faults."
+    )
+    tool_registry: ImportPath | None = Field(
+        None, description="A ToolRegistry (a mapping of tool name to callable) flakeproxy wraps."
+    )
+
+    @property
+    def tool_names(self) -> list[str]:
+        """The names tool faults use for the configured tool callables (their attribute names)."""
+        return [t.partition(":")[2].rsplit(".", 1)[-1] for t in self.tools]
+
+
+Agent = Annotated[HttpAgent | CommandAgent | PythonAgent, Field(discriminator="type")]

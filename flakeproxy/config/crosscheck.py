@@ -1,0 +1,153 @@
+"""Checks that span sections: names that must refer to something, names that must be unique."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from flakeproxy.config.agent import PythonAgent
+from flakeproxy.config.base import glob_matches, is_glob
+from flakeproxy.config.settings import HttpMockService, SqlService
+from flakeproxy.faults import LLM_ATTACKS, MCP_ONLY, Fault
+
+if TYPE_CHECKING:
+    from flakeproxy.config.model import FlakeproxyConfig
+
+Loc = tuple[str | int, ...]
+
+
+class CrossCheckError(ValueError):
+    """A cross-section problem, with the key path it belongs to (pydantic only knows the root)."""
+
+    def __init__(self, loc: Loc, message: str, value: Any = None) -> None:
+        super().__init__(message)
+        self.loc = loc
+        self.message = message
+        self.value = value
+
+
+def _choices(names: list[str]) -> str:
+    return ", ".join(names) if names else "(none defined)"
+
+
+def _unique(items: list[str], loc_of: Any, what: str) -> None:
+    seen: set[str] = set()
+    for i, name in enumerate(items):
+        if name in seen:
+            raise CrossCheckError(loc_of(i), f"duplicate {what} {name!r}; each {what} must be unique", name)
+        seen.add(name)
+
+
+def _check_targets(config: FlakeproxyConfig) -> None:
+    listeners = [listener.name for listener in config.proxy.listeners]
+    for name, target in config.targets.items():
+        if target.listener not in listeners:
+            raise CrossCheckError(
+                ("targets", name, "listener"),
+                f"listener {target.listener!r} is not in proxy.listeners; valid: {_choices(listeners)}",
+                target.listener,
+            )
+
+
+def _selected(config: FlakeproxyConfig, fault: Fault, loc: Loc, names: list[str]) -> list[str]:
+    """The target names fault.tool selects, or an error naming the valid ones."""
+    assert fault.tool is not None
+    agent = config.agent
+    if isinstance(agent, PythonAgent) and agent.tool_registry and not is_glob(fault.tool):
+        return []  # names live in the registry, known only at run time
+    chosen = glob_matches(fault.tool, names)
+    if not chosen:
+        kind = "glob matches no" if is_glob(fault.tool) else "is not one of the"
+        raise CrossCheckError(
+            (*loc, "tool"), f"tool {fault.tool!r} {kind} targets; valid: {_choices(names)}", fault.tool
+        )
+    return chosen
+
+
+def _check_fault(config: FlakeproxyConfig, fault: Fault, loc: Loc, llm_side: bool) -> None:
+    llm_targets = [n for n, t in config.targets.items() if t.api]
+    agent = config.agent
+    tool_names = [n for n, t in config.targets.items() if not t.api]
+    if isinstance(agent, PythonAgent):
+        tool_names += agent.tool_names
+    if fault.tool is None and fault.match_url is None:
+        if not llm_side:
+            raise CrossCheckError(loc, f"{fault.kind} needs tool: (a target name or glob) or match_url:")
+        if not llm_targets:
+            raise CrossCheckError(
+                loc,
+                f"{fault.kind} needs a target with api: to aim at; add one, e.g. "
+                "targets: {llm: {listener: llm, api: openai}}",
+            )
+    if fault.tool is None:
+        return
+    chosen = _selected(config, fault, loc, llm_targets if llm_side else tool_names)
+    if isinstance(fault, MCP_ONLY):
+        for name in chosen:
+            if name in config.targets and not config.targets[name].mcp_tool:
+                raise CrossCheckError(
+                    (*loc, "tool"),
+                    f"{fault.kind} applies to MCP tools only, and target {name!r} has no mcp_tool:",
+                    fault.tool,
+                )
+
+
+def _check_matrix(config: FlakeproxyConfig) -> None:
+    if config.chaos_matrix is not None and config.contract and config.contract.chaos_matrix is not None:
+        raise CrossCheckError(
+            ("contract", "chaos_matrix"),
+            "chaos_matrix is given twice (top level and under contract); keep one",
+        )
+    base = config.matrix_loc
+    _unique([s.name for s in config.matrix], lambda i: (*base, i, "name"), "scenario name")
+    uses_tool_faults = False
+    for i, scenario in enumerate(config.matrix):
+        for j, tool_fault in enumerate(scenario.tool_faults):
+            _check_fault(config, tool_fault, (*base, i, "tool_faults", j), llm_side=False)
+            uses_tool_faults = True
+        for j, llm_fault in enumerate(scenario.llm_faults):
+            _check_fault(config, llm_fault, (*base, i, "llm_faults", j), llm_side=True)
+        for j, attack in enumerate(scenario.context_attacks):
+            llm_side = isinstance(attack, LLM_ATTACKS)
+            _check_fault(config, attack, (*base, i, "context_attacks", j), llm_side=llm_side)
+            uses_tool_faults = uses_tool_faults or not llm_side
+    agent = config.agent
+    if uses_tool_faults and isinstance(agent, PythonAgent) and not (agent.tools or agent.tool_registry):
+        raise CrossCheckError(
+            ("agent",),
+            "tool faults on a python agent need agent.tools (a list of MODULE:CALLABLE) or "
+            "agent.tool_registry (MODULE:REGISTRY) so flakeproxy can wrap the tools",
+        )
+
+
+def _check_invariants(config: FlakeproxyConfig) -> None:
+    if not config.contract:
+        return
+    invariants = config.contract.invariants
+    _unique([inv.id for inv in invariants], lambda i: ("contract", "invariants", i, "id"), "invariant id")
+    targets = list(config.targets)
+    sql = [n for n, s in config.services.items() if isinstance(s, SqlService)]
+    mocks = [n for n, s in config.services.items() if isinstance(s, HttpMockService)]
+    for i, inv in enumerate(invariants):
+        loc: Loc = ("contract", "invariants", i)
+        target = getattr(inv, "target", None)
+        if target is not None and target not in targets:
+            raise CrossCheckError((*loc, "target"), f"target {target!r} is not defined; valid: {_choices(targets)}")
+        for name in getattr(inv, "targets", None) or []:
+            if not glob_matches(name, targets):
+                raise CrossCheckError((*loc, "targets"), f"{name!r} matches no target; valid: {_choices(targets)}")
+        service = getattr(inv, "service", None)
+        valid = sql if inv.type == "sql" else targets + mocks
+        if service is not None and service not in valid:
+            kinds = "postgres/mysql services" if inv.type == "sql" else "targets or http_mock services"
+            raise CrossCheckError(
+                (*loc, "service"), f"service {service!r} is not one of the {kinds}; valid: {_choices(valid)}"
+            )
+        if inv.type == "llm_as_judge" and not (getattr(inv, "base_url", None) or config.judge):
+            raise CrossCheckError(loc, "llm_as_judge needs base_url: here or a judge: {base_url: ...} section")
+
+
+def cross_check(config: FlakeproxyConfig) -> None:
+    """Raise CrossCheckError for the first cross-section problem found."""
+    _check_targets(config)
+    _check_matrix(config)
+    _check_invariants(config)

@@ -1,0 +1,43 @@
+"""load_config: read, parse, expand ${VAR}, validate; every problem is a one-line ConfigError."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from flakeproxy.config.model import FlakeproxyConfig
+from flakeproxy.config.problems import explain
+from flakeproxy.config.yamlsource import expand_env, parse_yaml
+from flakeproxy.errors import ConfigError
+
+
+def load_config(path: str | os.PathLike[str], environ: dict[str, str] | None = None) -> FlakeproxyConfig:
+    """Load and validate a flakeproxy.yaml; raise ConfigError naming file, line, key path and fix."""
+    name = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError as e:
+        raise ConfigError(f"{name}: file not found; pass -c FILE or create flakeproxy.yaml") from e
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{name}: cannot read the config ({e})") from e
+    return parse_config(text, name, environ)
+
+
+def parse_config(text: str, name: str = "<string>", environ: dict[str, str] | None = None) -> FlakeproxyConfig:
+    """Validate config text (what load_config does after reading the file)."""
+    source = parse_yaml(text, name)
+    if not isinstance(source.data, dict):
+        got = "an empty file" if source.data is None else f"a {type(source.data).__name__}"
+        raise ConfigError(f'{name} line 1: the config must be a mapping starting with version: "2.0", got {got}')
+    if "version" in source.data and source.data["version"] != "2.0":
+        raise ConfigError(
+            f'{name} line {source.line_of(("version",))}: version: must be "2.0" (quoted), '
+            f"got {source.data['version']!r}"
+        )
+    data = expand_env(source, environ)
+    try:
+        return FlakeproxyConfig.model_validate(data)
+    except ValidationError as e:
+        raise ConfigError(explain(e, source, FlakeproxyConfig)) from e

@@ -1,0 +1,53 @@
+"""The root of flakeproxy.yaml (version "2.0"): one model tree, validated once at load."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from flakeproxy.config.agent import Agent
+from flakeproxy.config.base import StrictModel
+from flakeproxy.config.contract import Contract
+from flakeproxy.config.crosscheck import cross_check
+from flakeproxy.config.proxy import ProxyConfig, Target
+from flakeproxy.config.scenario import Scenario
+from flakeproxy.config.settings import JudgeConfig, RunConfig, ScoringConfig, Service
+
+
+class FlakeproxyConfig(StrictModel):
+    """A whole flakeproxy.yaml."""
+
+    version: Literal["2.0"]
+    agent: Agent | None = Field(None, description="The agent under test; a proxy-only (sidecar) config omits it.")
+    proxy: ProxyConfig = Field(default_factory=ProxyConfig)
+    targets: dict[str, Target] = Field(default_factory=dict)
+    golden_prompts: list[str] = Field(default_factory=list)
+    contract: Contract | None = None
+    chaos_matrix: list[Scenario] | None = Field(None, min_length=1, description="Or under contract:.")
+    run: RunConfig = Field(default_factory=RunConfig)
+    scoring: ScoringConfig = Field(default_factory=ScoringConfig)
+    services: dict[str, Service] = Field(default_factory=dict)
+    judge: JudgeConfig | None = None
+
+    @property
+    def matrix(self) -> list[Scenario]:
+        """The chaos matrix, wherever it was written (top level or under contract)."""
+        if self.chaos_matrix is not None:
+            return self.chaos_matrix
+        return (self.contract.chaos_matrix if self.contract else None) or []
+
+    @property
+    def matrix_loc(self) -> tuple[str, ...]:
+        return ("chaos_matrix",) if self.chaos_matrix is not None else ("contract", "chaos_matrix")
+
+    def scenario(self, name: str) -> Scenario:
+        for scenario in self.matrix:
+            if scenario.name == name:
+                return scenario
+        raise KeyError(name)
+
+    @model_validator(mode="after")
+    def _cross_check(self) -> FlakeproxyConfig:
+        cross_check(self)
+        return self

@@ -1,0 +1,171 @@
+"""Turn a pydantic validation error into one line: file, line, key path, bad value, valid choices."""
+
+from __future__ import annotations
+
+import difflib
+import types
+import typing
+from typing import Any, Union
+
+from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
+
+from flakeproxy.config.crosscheck import CrossCheckError
+from flakeproxy.config.yamlsource import Path, Source, format_path
+
+_TAGS = ("type", "mode")
+_BOUNDS = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=", "less_than": "<"}
+
+
+def _unwrap(tp: Any) -> Any:
+    """Strip Annotated and Optional; keep discriminated unions as their list of members."""
+    while True:
+        if typing.get_origin(tp) is typing.Annotated:
+            tp = typing.get_args(tp)[0]
+        elif typing.get_origin(tp) in (Union, types.UnionType):
+            members = [m for m in typing.get_args(tp) if m is not type(None)]
+            if len(members) != 1:
+                return members
+            tp = members[0]
+        else:
+            return tp
+
+
+def _tag_values(model: type[BaseModel]) -> list[str]:
+    for tag in _TAGS:
+        if tag in model.model_fields:
+            return list(typing.get_args(model.model_fields[tag].annotation))
+    return []
+
+
+def type_at(root: type[BaseModel], loc: Path) -> Any:
+    """The (unwrapped) type the schema expects at loc, following discriminator tags in loc."""
+    tp: Any = root
+    for step in loc:
+        tp = _unwrap(tp)
+        if isinstance(tp, list):
+            models = [m for m in tp if isinstance(m, type) and issubclass(m, BaseModel)]
+            tp = next((m for m in models if step in _tag_values(m)), None)
+            if tp is not None:
+                continue
+            return None
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            field = _field(tp, step)
+            if field is None:
+                return None
+            tp = field
+        elif typing.get_origin(tp) is list:
+            tp = typing.get_args(tp)[0]
+        elif typing.get_origin(tp) is dict:
+            tp = typing.get_args(tp)[1]
+        else:
+            return None
+    return _unwrap(tp)
+
+
+def _field(model: type[BaseModel], name: Any) -> Any:
+    for field_name, info in model.model_fields.items():
+        if name in (field_name, info.alias):
+            return info.annotation
+    return None
+
+
+def _noun(model: Any) -> str:
+    names = [base.__name__ for base in getattr(model, "__mro__", ())]
+    for base, noun in (("Invariant", "invariant"), ("Fault", "fault"), ("AgentBase", "agent")):
+        if base in names:
+            return "attack" if noun == "fault" and "type" in model.model_fields else noun
+    return "entry"
+
+
+def _first(errors: list[ErrorDetails]) -> ErrorDetails:
+    """The error to show: an unknown key explains a 'missing' one next to it, so it goes first."""
+    return sorted(errors, key=lambda e: e["type"] != "extra_forbidden")[0]
+
+
+def _keys(model: Any) -> list[str]:
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        return [info.alias or name for name, info in model.model_fields.items()]
+    return []
+
+
+def _tags(members: Any) -> list[str]:
+    if isinstance(members, list):
+        return [t for m in members if isinstance(m, type) for t in _tag_values(m)]
+    return []
+
+
+def data_path(data: Any, loc: tuple[Any, ...]) -> Path:
+    """The path in the user's data for a pydantic loc (which also holds union tags)."""
+    path: list[str | int] = []
+    for step in loc:
+        if isinstance(data, dict) and any(data.get(t) == step for t in _TAGS) and step not in data:
+            continue
+        if (isinstance(data, dict) and step in data) or (
+            isinstance(data, list) and isinstance(step, int) and step < len(data)
+        ):
+            data = data[step]
+        elif isinstance(data, dict) or data is None:
+            data = None
+        else:
+            continue
+        path.append(step)
+    return tuple(path)
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _suggest(word: Any, choices: list[str]) -> str:
+    close = difflib.get_close_matches(str(word), choices, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _message(err: ErrorDetails, root: type[BaseModel], loc: tuple[Any, ...]) -> tuple[str, tuple[Any, ...]]:
+    kind, ctx, value = err["type"], err.get("ctx", {}), err.get("input")
+    if kind == "extra_forbidden":
+        keys = _keys(type_at(root, loc[:-1]))
+        return f"unknown key {loc[-1]!r}{_suggest(loc[-1], keys)}; valid keys: {', '.join(keys)}", loc
+    if kind in ("union_tag_invalid", "union_tag_not_found"):
+        tag = str(ctx.get("discriminator", "type")).strip("'")
+        tags = _tags(type_at(root, loc))
+        if kind == "union_tag_not_found":
+            return f"missing key {tag!r}; valid {tag}s: {', '.join(tags)}", (*loc, tag)
+        bad = ctx.get("tag")
+        return f"unknown {tag} {bad!r}{_suggest(bad, tags)}; valid: {', '.join(tags)}", (*loc, tag)
+    if kind == "literal_error":
+        choices = [c.strip().strip("'") for c in str(ctx.get("expected", "")).replace(" or ", ", ").split(",")]
+        return f"must be one of {', '.join(choices)}, got {_show(value)}{_suggest(value, choices)}", loc
+    if kind == "missing":
+        owner = type_at(root, loc[:-1])
+        what = f" (a {_tag_values(owner)[0]} {_noun(owner)} needs it)" if _tag_values(owner) else ""
+        return f"missing required key {loc[-1]!r}{what}; add {loc[-1]}: ...", loc
+    if kind == "too_short":
+        n = ctx.get("min_length", 1)
+        return f"must have at least {n} item{'s' if n != 1 else ''}, got {_show(value)}", loc
+    if kind in _BOUNDS:
+        bound = next(iter(ctx.values()))
+        return f"must be {_BOUNDS[kind]} {bound}, got {_show(value)}", loc
+    message = err["msg"].removeprefix("Value error, ")
+    if isinstance(value, (dict, list)):
+        return message, loc
+    if kind == "value_error":
+        return f"{message}; got {_show(value)}", loc
+    return f"{message[:1].lower()}{message[1:]}, got {_show(value)}", loc
+
+
+def explain(exc: ValidationError, source: Source, root: type[BaseModel]) -> str:
+    """One line for the first problem, with a count of the others."""
+    errors = exc.errors()
+    err = _first(errors)
+    cross = err.get("ctx", {}).get("error")
+    if isinstance(cross, CrossCheckError):
+        loc: tuple[Any, ...] = cross.loc
+        message = cross.message
+    else:
+        message, loc = _message(err, root, tuple(err["loc"]))
+    path = data_path(source.data, loc)
+    more = f" (+{len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
+    return f"{source.name} line {source.line_of(path)}: {format_path(path)}: {message}{more}"

@@ -1,0 +1,82 @@
+"""The proxy's listeners and control API, and the targets faults name."""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from flakeproxy.config.base import HostPort, HttpUrl, StrictModel
+
+
+def is_loopback_host(host: str) -> bool:
+    """True for localhost and loopback addresses (127.0.0.0/8, ::1)."""
+    host = host.strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def split_host_port(value: str) -> tuple[str, int]:
+    host, _, port = value.rpartition(":")
+    return host.strip("[]"), int(port)
+
+
+class Listener(StrictModel):
+    """A reverse-proxy listener: the agent's base URL points here, and it forwards to `upstream`."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    listen: HostPort
+    upstream: HttpUrl
+
+
+class ProxyConfig(StrictModel):
+    admin: HostPort = Field("127.0.0.1:8790", description="Where the control API listens.")
+    admin_url: HttpUrl | None = Field(
+        None,
+        description="The control API of a proxy someone else started (a sidecar); the runner starts none.",
+    )
+    token: str | None = Field(None, description="Required on every control API call when set.")
+    listeners: list[Listener] = Field(default_factory=list)
+    forward: HostPort | None = Field(None, description="Optional explicit-proxy listener (HTTP(S)_PROXY).")
+
+    @model_validator(mode="after")
+    def _checks(self) -> ProxyConfig:
+        names = [listener.name for listener in self.listeners]
+        for name in names:
+            if names.count(name) > 1:
+                raise ValueError(f"listener name {name!r} is used twice; give each listener its own name")
+        addresses = [listener.listen for listener in self.listeners] + [self.admin]
+        addresses += [self.forward] if self.forward else []
+        for address in addresses:
+            if addresses.count(address) > 1 and not address.endswith(":0"):
+                raise ValueError(f"address {address} is used twice; each listener needs its own port")
+        host, _ = split_host_port(self.admin)
+        if not is_loopback_host(host) and not self.token:
+            raise ValueError(
+                f"admin {self.admin} listens beyond loopback without a token; "
+                "set proxy.token (e.g. token: ${FLAKEPROXY_TOKEN}) or bind to 127.0.0.1"
+            )
+        return self
+
+
+class Target(StrictModel):
+    """A name faults use in `tool:`: requests on a listener, narrowed by path, method, MCP tool or LLM API."""
+
+    listener: str
+    path: str | None = Field(None, description="A glob on the request path, e.g. /v1/quotes*.")
+    method: str | None = Field(None, pattern=r"^[A-Z]+$")
+    mcp_tool: str | None = Field(None, description="One MCP tool by name (tools/call params.name).")
+    api: Literal["openai", "openai-responses", "anthropic"] | None = Field(
+        None, description="Marks an LLM endpoint; LLM faults are shaped like this provider."
+    )
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Target:
+        if self.api and self.mcp_tool:
+            raise ValueError("a target is an LLM (api) or an MCP tool (mcp_tool), not both")
+        return self

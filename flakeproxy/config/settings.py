@@ -1,0 +1,76 @@
+"""Run settings, scoring, the services checks query, and the LLM judge."""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from flakeproxy.config.base import HostPort, HttpUrl, StrictModel
+
+
+class RunConfig(StrictModel):
+    seed: int = Field(0, description="Seeds every fault decision; the same seed gives the same faults.")
+    concurrency: int = Field(1, ge=1, le=64, description="Cells of one scenario run at once.")
+    replicas: int = Field(1, ge=1, le=100, description="Times each cell runs.")
+    output: str = Field("flakeproxy-results", description="Folder for results.json, JUnit XML and HTML.")
+    workspace: str | None = Field(None, description="The agent's working directory, for file and command checks.")
+
+
+class ScoringWeights(StrictModel):
+    mutation: float = Field(0.20, ge=0.0, le=1.0)
+    chaos: float = Field(0.35, ge=0.0, le=1.0)
+    contract: float = Field(0.35, ge=0.0, le=1.0)
+    replay: float = Field(0.10, ge=0.0, le=1.0)
+
+    @model_validator(mode="after")
+    def _sum_to_one(self) -> ScoringWeights:
+        total = self.mutation + self.chaos + self.contract + self.replay
+        if not math.isclose(total, 1.0, abs_tol=1e-3):
+            raise ValueError(
+                f"mutation + chaos + contract + replay must sum to 1.0, got {total:g}; "
+                "e.g. {mutation: 0.20, chaos: 0.35, contract: 0.35, replay: 0.10}"
+            )
+        return self
+
+
+class ScoringConfig(StrictModel):
+    weights: ScoringWeights = Field(default_factory=ScoringWeights)
+    min_resilience: float | None = Field(
+        None, ge=0.0, le=100.0, description="Fail (exit 1) when the resilience score is below this."
+    )
+    pass_threshold: float | None = Field(
+        None, ge=0.0, le=1.0, description="Fail when the composite score is below this."
+    )
+    replica_aggregation: Literal["all", "majority", "mean", "at_least_k", "pass_at_k"] = "all"
+    k: int = Field(1, ge=1, description="For at_least_k and pass_at_k.")
+
+
+class SqlService(StrictModel):
+    type: Literal["postgres", "mysql"]
+    dsn: str = Field(min_length=1, description="e.g. postgresql://user@127.0.0.1:5432/test")
+
+
+class MockRoute(StrictModel):
+    method: str = Field("GET", pattern=r"^[A-Z]+$")
+    path: str = Field(min_length=1, description="A glob on the request path.")
+    status: int = Field(200, ge=100, le=599)
+    body: str = ""
+    headers: dict[str, str] = Field(default_factory=dict)
+
+
+class HttpMockService(StrictModel):
+    type: Literal["http_mock"]
+    listen: HostPort
+    record: bool = True
+    routes: list[MockRoute] = Field(default_factory=list)
+
+
+Service = Annotated[SqlService | HttpMockService, Field(discriminator="type")]
+
+
+class JudgeConfig(StrictModel):
+    base_url: HttpUrl
+    api_key: str | None = None
+    model: str | None = None

@@ -1,0 +1,31 @@
+"""The envelope every fault shares: what it targets and when it fires."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from flakeproxy.config.base import Milliseconds, Probability, StrictModel
+
+
+class Fault(StrictModel):
+    """Targeting and firing rules common to every fault and context attack."""
+
+    tool: str | None = Field(None, description="A target name, or a glob of target names ('*' for all).")
+    match_url: str | None = Field(None, description="A glob on the full request URL.")
+    probability: Probability = Field(1.0, description="Chance that a matching call is faulted.")
+    after_calls: int = Field(
+        1, ge=0, description="Fire from the N-th matching call of the cell on (0 or 1 = from the first)."
+    )
+    times: int | None = Field(None, ge=1, description="Fire at most N times per cell; None = no limit.")
+
+    @property
+    def kind(self) -> str:
+        """The mode (faults) or type (context attacks) that names this fault."""
+        return str(getattr(self, "mode", None) or getattr(self, "type", ""))
+
+
+class Delay(Fault):
+    """A fault that waits: delay_ms plus up to jitter_ms drawn from the seeded random."""
+
+    delay_ms: Milliseconds = 1000
+    jitter_ms: Milliseconds = 0

@@ -1,0 +1,30 @@
+"""The envelope every invariant shares: identity, severity, when it applies, how it weighs."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from flakeproxy.config.base import StrictModel
+
+Severity = Literal["critical", "high", "medium", "low"]
+When = Literal["always", "tool_faults_active", "llm_faults_active", "any_chaos_active", "no_chaos"]
+
+#: Resilience-score weight per severity (spec: critical 3, high 2, medium 1, low 1).
+SEVERITY_WEIGHTS: dict[str, int] = {"critical": 3, "high": 2, "medium": 1, "low": 1}
+
+
+class Invariant(StrictModel):
+    """Fields common to every invariant type."""
+
+    id: str = Field(min_length=1, pattern=r"^\S+$")
+    severity: Severity = "medium"
+    when: When = "always"
+    negate: bool = Field(False, description="Pass when the check does NOT hold.")
+    description: str | None = None
+    probes: list[str] | None = Field(
+        None, min_length=1, description="Prompts run instead of golden_prompts for this invariant."
+    )
+    weight: float = Field(1.0, ge=0.0, description="Relative weight in the composite score.")
+    gate: bool = Field(False, description="A failure forces the composite score to 0.")

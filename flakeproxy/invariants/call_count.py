@@ -1,0 +1,24 @@
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from flakeproxy.invariants.base import Invariant
+
+
+class CallCount(Invariant):
+    """The agent called target between min and max times in the cell (traffic seen by the proxy)."""
+
+    type: Literal["call_count"]
+    target: str
+    min: int | None = Field(None, ge=0)
+    max: int | None = Field(None, ge=0)
+
+    @model_validator(mode="after")
+    def _bounds(self) -> CallCount:
+        if self.min is None and self.max is None:
+            raise ValueError("call_count needs min or max, or both")
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"min ({self.min}) is greater than max ({self.max})")
+        return self
