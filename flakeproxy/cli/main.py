@@ -8,6 +8,7 @@ import click
 
 from flakeproxy import __version__
 from flakeproxy.cli.contract import contract
+from flakeproxy.cli.proxy import proxy
 from flakeproxy.cli.schema import schema
 from flakeproxy.cli.validate import validate
 from flakeproxy.errors import FlakeproxyError
@@ -34,6 +35,7 @@ def cli() -> None:
 cli.add_command(validate)
 cli.add_command(schema)
 cli.add_command(contract)
+cli.add_command(proxy)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from random import Random
+
 from pydantic import Field
 
 from flakeproxy.config.base import Milliseconds, Probability, StrictModel
+from flakeproxy.wire.action import Action
+from flakeproxy.wire.call import Call
 
 
 class Fault(StrictModel):
@@ -22,6 +26,10 @@ class Fault(StrictModel):
     def kind(self) -> str:
         """The mode (faults) or type (context attacks) that names this fault."""
         return str(getattr(self, "mode", None) or getattr(self, "type", ""))
+
+    def act(self, call: Call, rng: Random) -> Action:
+        """What this fault does to call (it has already been chosen to fire)."""
+        raise NotImplementedError(f"{type(self).__name__} does not define act()")
 
 
 class Delay(Fault):

@@ -1,10 +1,15 @@
 from __future__ import annotations
 
-from typing import Literal
+from random import Random
+from typing import Any, Literal
 
 from pydantic import Field
 
 from flakeproxy.faults.base import Fault
+from flakeproxy.wire.action import Action
+from flakeproxy.wire.call import Call
+from flakeproxy.wire.json_edit import edit_json_or_text, map_mcp_text, map_strings
+from flakeproxy.wire.streams import MapJsonEvents
 
 DEFAULT_CANARY = "FLAKEPROXY-CANARY-7f3a"
 
@@ -19,3 +24,18 @@ class IndirectInjectionAttack(Fault):
     )
     canary: str = Field(DEFAULT_CANARY, min_length=4, description="A string invariants can look for.")
     inject_at: Literal["append", "prepend", "replace"] = "append"
+
+    def plant(self, text: str) -> str:
+        payload = self.payload.replace("{canary}", self.canary)
+        return {"append": f"{text}\n\n{payload}", "prepend": f"{payload}\n\n{text}"}.get(self.inject_at, payload)
+
+    def act(self, call: Call, rng: Random) -> Action:
+        def on_json(data: Any) -> Any:
+            if isinstance(data, dict) and "jsonrpc" in data:
+                return map_mcp_text(data, self.plant)
+            return map_strings(data, self.plant)
+
+        return Action(
+            rewrite_body=lambda body: edit_json_or_text(body, on_json, self.plant),
+            stream=lambda: MapJsonEvents(on_json),
+        )

@@ -1,8 +1,12 @@
 from __future__ import annotations
 
+from random import Random
 from typing import Literal
 
 from flakeproxy.faults.base import Fault
+from flakeproxy.wire.action import Action
+from flakeproxy.wire.call import Call
+from flakeproxy.wire.mcp import is_error_reply
 
 
 class McpIsErrorFault(Fault):
@@ -10,3 +14,6 @@ class McpIsErrorFault(Fault):
 
     mode: Literal["is_error"]
     message: str = "Tool execution failed"
+
+    def act(self, call: Call, rng: Random) -> Action:
+        return Action(reply=is_error_reply(call.headers, call.body, self.message))

@@ -1,10 +1,14 @@
 from __future__ import annotations
 
+from random import Random
 from typing import Literal
 
 from pydantic import Field
 
 from flakeproxy.faults.base import Fault
+from flakeproxy.wire.action import Action
+from flakeproxy.wire.call import Call
+from flakeproxy.wire.mcp import jsonrpc_error_reply
 
 
 class McpJsonRpcErrorFault(Fault):
@@ -13,3 +17,6 @@ class McpJsonRpcErrorFault(Fault):
     mode: Literal["jsonrpc_error"]
     code: int = Field(-32603, description="-32603 internal error, -32602 invalid params, ...")
     message: str = "Internal error"
+
+    def act(self, call: Call, rng: Random) -> Action:
+        return Action(reply=jsonrpc_error_reply(call.headers, call.body, self.code, self.message))

@@ -1,10 +1,15 @@
 from __future__ import annotations
 
-from typing import Literal
+from random import Random
+from typing import Any, Literal
 
 from pydantic import Field
 
 from flakeproxy.faults.base import Fault
+from flakeproxy.wire.action import Action
+from flakeproxy.wire.call import Call
+from flakeproxy.wire.json_edit import edit_json_or_text, pad
+from flakeproxy.wire.streams import MapJsonEvents
 
 
 class OverflowAttack(Fault):
@@ -13,3 +18,14 @@ class OverflowAttack(Fault):
     type: Literal["overflow"]
     size_bytes: int = Field(200_000, ge=1)
     filler: str = Field("lorem ipsum ", min_length=1)
+
+    def act(self, call: Call, rng: Random) -> Action:
+        def grow(data: Any) -> Any:
+            return pad(data, self.size_bytes, self.filler)
+
+        def grow_text(text: str) -> str:
+            return text + (self.filler * (self.size_bytes // len(self.filler) + 1))[: self.size_bytes]
+
+        return Action(
+            rewrite_body=lambda body: edit_json_or_text(body, grow, grow_text), stream=lambda: MapJsonEvents(grow)
+        )

@@ -1,10 +1,14 @@
 from __future__ import annotations
 
+from random import Random
 from typing import Literal
 
 from pydantic import Field
 
 from flakeproxy.faults.base import Fault
+from flakeproxy.wire.action import Action
+from flakeproxy.wire.call import Call
+from flakeproxy.wire.providers import provider
 
 
 class RateLimitFault(Fault):
@@ -13,3 +17,7 @@ class RateLimitFault(Fault):
     mode: Literal["rate_limit"]
     retry_after_s: int = Field(1, ge=0)
     message: str | None = None
+
+    def act(self, call: Call, rng: Random) -> Action:
+        headers = {"retry-after": str(self.retry_after_s)}
+        return Action(reply=provider(call.api).error(429, self.message, headers))

@@ -1,10 +1,15 @@
 from __future__ import annotations
 
+from random import Random
 from typing import Literal
 
 from pydantic import Field
 
 from flakeproxy.faults.base import Fault
+from flakeproxy.wire.action import Action
+from flakeproxy.wire.call import Call
+from flakeproxy.wire.llm_edits import llm_text_action
+from flakeproxy.wire.text import drift
 
 
 class ResponseDriftFault(Fault):
@@ -16,3 +21,6 @@ class ResponseDriftFault(Fault):
     )
     direction: Literal["expand", "compress"] = "compress"
     factor: float = Field(2.0, gt=0, description="verbosity_shift: how much longer or shorter.")
+
+    def act(self, call: Call, rng: Random) -> Action:
+        return llm_text_action(call.api, text=drift(self.drift_type, self.direction, self.factor))

@@ -1,10 +1,15 @@
 from __future__ import annotations
 
-from typing import Literal
+from random import Random
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
 from flakeproxy.faults.base import Fault
+from flakeproxy.wire.action import Action
+from flakeproxy.wire.call import Call
+from flakeproxy.wire.json_edit import edit_json_or_text, rename_drop
+from flakeproxy.wire.streams import MapJsonEvents
 
 
 class SchemaDriftFault(Fault):
@@ -19,3 +24,12 @@ class SchemaDriftFault(Fault):
         if not self.rename and not self.drop:
             raise ValueError("schema_drift needs rename: {old: new} or drop: [field], or both")
         return self
+
+    def act(self, call: Call, rng: Random) -> Action:
+        def drift(data: Any) -> Any:
+            return rename_drop(data, self.rename, self.drop)
+
+        return Action(
+            rewrite_body=lambda body: edit_json_or_text(body, drift, lambda text: text),
+            stream=lambda: MapJsonEvents(drift),
+        )

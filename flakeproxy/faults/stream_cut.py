@@ -1,10 +1,14 @@
 from __future__ import annotations
 
+from random import Random
 from typing import Literal
 
 from pydantic import Field
 
 from flakeproxy.faults.base import Fault
+from flakeproxy.wire.action import Action
+from flakeproxy.wire.call import Call
+from flakeproxy.wire.streams import StreamCut
 
 
 class StreamCutFault(Fault):
@@ -12,3 +16,6 @@ class StreamCutFault(Fault):
 
     mode: Literal["stream_cut"]
     after_events: int = Field(3, ge=0)
+
+    def act(self, call: Call, rng: Random) -> Action:
+        return Action(stream=lambda: StreamCut(self.after_events))

@@ -1,8 +1,13 @@
 from __future__ import annotations
 
+from random import Random
 from typing import Literal
 
 from flakeproxy.faults.base import Fault
+from flakeproxy.wire.action import Action
+from flakeproxy.wire.call import Call
+from flakeproxy.wire.llm_edits import llm_text_action
+from flakeproxy.wire.text import corrupt_arguments
 
 
 class ToolCallCorruptionFault(Fault):
@@ -10,3 +15,11 @@ class ToolCallCorruptionFault(Fault):
 
     mode: Literal["tool_call_corruption"]
     corruption: Literal["truncate_json", "invalid_json", "wrong_name"] = "truncate_json"
+
+    def act(self, call: Call, rng: Random) -> Action:
+        def tool(name: str, arguments: str) -> tuple[str, str]:
+            if self.corruption == "wrong_name":
+                return ("no_such_tool" if name else name), arguments
+            return name, corrupt_arguments(self.corruption, arguments) if arguments else arguments
+
+        return llm_text_action(call.api, tool=tool)

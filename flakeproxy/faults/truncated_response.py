@@ -1,10 +1,14 @@
 from __future__ import annotations
 
+from random import Random
 from typing import Literal
 
 from pydantic import Field
 
 from flakeproxy.faults.base import Fault
+from flakeproxy.wire.action import Action
+from flakeproxy.wire.call import Call
+from flakeproxy.wire.llm_edits import truncate_action
 
 
 class TruncatedResponseFault(Fault):
@@ -12,3 +16,6 @@ class TruncatedResponseFault(Fault):
 
     mode: Literal["truncated_response"]
     max_tokens: int = Field(10, ge=0)
+
+    def act(self, call: Call, rng: Random) -> Action:
+        return truncate_action(call.api, self.max_tokens)

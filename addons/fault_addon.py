@@ -1,0 +1,176 @@
+"""The mitmproxy addon: ask the injector what to do with each request, apply that action, journal it.
+
+It never decides anything itself: decisions come from flakeproxy.injector (pure code), and this
+class only turns an Action into mitmproxy calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+
+from mitmproxy import http
+
+from flakeproxy.injector import Decision, Injector
+from flakeproxy.journal import BodyCapture, Journal, JournalEntry, redact_headers
+from flakeproxy.wire.action import StreamTransform
+from flakeproxy.wire.call import resolve
+
+CELL_HEADER = "x-flakeproxy-cell"
+KEY = "flakeproxy"
+
+
+@dataclass
+class FlowState:
+    entry: JournalEntry
+    decision: Decision | None
+    started: float
+    capture: BodyCapture = field(default_factory=BodyCapture)
+    transform: StreamTransform | None = None
+    ended: bool = False  # the streamed body was ended early by the transform
+    finished: bool = False  # the journal entry was written
+
+
+def _is_sse(response: http.Response) -> bool:
+    return response.headers.get("content-type", "").split(";")[0].strip().lower() == "text/event-stream"
+
+
+class FaultAddon:
+    def __init__(self, injector: Injector, listeners: dict[str, str], journal: Journal) -> None:
+        self.injector = injector
+        self.listeners = listeners  # mitmproxy mode spec -> listener name
+        self.journal = journal
+
+    def _listener(self, flow: http.HTTPFlow) -> str:
+        return self.listeners.get(flow.client_conn.proxy_mode.full_spec, "forward")
+
+    async def request(self, flow: http.HTTPFlow) -> None:
+        started = time.monotonic()
+        cell, candidates = self.injector.attribute(flow.request.headers.pop(CELL_HEADER, None))
+        body = flow.request.get_content(strict=False) or b""
+        headers = {k.lower(): v for k, v in flow.request.headers.items()}
+        call = resolve(
+            self.injector.targets,
+            self._listener(flow),
+            flow.request.method,
+            flow.request.pretty_url,
+            flow.request.path,
+            headers,
+            body,
+        )
+        decision = self.injector.decide(call, cell)
+        capture = BodyCapture()
+        capture.add(body)
+        entry = JournalEntry(
+            seq=self.journal.next_seq(),
+            cell=cell,
+            cell_candidates=candidates,
+            started_at=time.time(),
+            listener=call.listener,
+            targets=list(call.targets),
+            method=call.method,
+            url=call.url,
+            request_headers=redact_headers(flow.request.headers.items(multi=True)),
+            request_body=capture.text(),
+            request_bytes=len(body),
+            fault=decision.record() if decision else None,
+        )
+        flow.metadata[KEY] = FlowState(entry, decision, started)
+        if decision is not None:
+            await self._apply(flow, decision, entry)
+
+    async def _apply(self, flow: http.HTTPFlow, decision: Decision, entry: JournalEntry) -> None:
+        action = decision.action
+        if action.delay_ms:
+            await asyncio.sleep(action.delay_ms / 1000)
+        if action.close:
+            entry.upstream_called = False
+            entry.error = "connection closed by fault"
+            flow.kill()
+            self._finish(flow, flow.metadata[KEY])
+        elif action.reply is not None:
+            entry.upstream_called = False
+            reply = action.reply
+            flow.response = http.Response.make(reply.status, reply.body, reply.headers)
+            if reply.reason:
+                flow.response.reason = reply.reason
+        elif action.rewrite_request is not None:
+            flow.request.content = action.rewrite_request(flow.request.get_content(strict=False) or b"")
+
+    def responseheaders(self, flow: http.HTTPFlow) -> None:
+        state: FlowState | None = flow.metadata.get(KEY)
+        if state is None or flow.response is None or not _is_sse(flow.response):
+            return
+        action = state.decision.action if state.decision else None
+        if action is not None and action.stream is not None:
+            state.transform = action.stream()
+            # The transform may end the body early: frame it as chunks, and do not reuse the connection.
+            flow.response.headers.pop("content-length", None)
+            flow.response.headers["transfer-encoding"] = "chunked"
+            flow.response.headers["connection"] = "close"
+        state.entry.streamed = True
+        flow.response.stream = _Stream(state)
+
+    def response(self, flow: http.HTTPFlow) -> None:
+        state: FlowState | None = flow.metadata.get(KEY)
+        if state is None or flow.response is None:
+            return
+        action = state.decision.action if state.decision else None
+        if not state.entry.streamed:
+            body = flow.response.get_content(strict=False) or b""
+            if action is not None and action.rewrite_body is not None and state.entry.upstream_called:
+                full = len(body)
+                body = action.rewrite_body(body)
+                flow.response.content = body
+                if action.keep_length:
+                    flow.response.headers["content-length"] = str(full)
+                    flow.response.headers["connection"] = "close"
+            state.capture.add(body)
+        self._finish(flow, state)
+
+    def error(self, flow: http.HTTPFlow) -> None:
+        state: FlowState | None = flow.metadata.get(KEY)
+        if state is not None:
+            state.entry.error = flow.error.msg if flow.error else "unknown error"
+            self._finish(flow, state)
+
+    def _finish(self, flow: http.HTTPFlow, state: FlowState) -> None:
+        if state.finished:
+            return
+        state.finished = True
+        entry = state.entry
+        entry.latency_ms = round((time.monotonic() - state.started) * 1000, 3)
+        if flow.response is not None:
+            entry.status = flow.response.status_code
+            entry.response_headers = redact_headers(flow.response.headers.items(multi=True))
+        entry.response_body = state.capture.text()
+        entry.response_bytes = state.capture.size
+        entry.body_truncated = state.capture.truncated
+        self.journal.add(entry)
+
+
+class _Stream:
+    """The stream callable mitmproxy calls per chunk (synchronously: it must never wait)."""
+
+    def __init__(self, state: FlowState) -> None:
+        self.state = state
+
+    def __call__(self, data: bytes) -> bytes | list[bytes]:
+        state = self.state
+        transform, capture = state.transform, state.capture
+        if transform is None:
+            capture.add(data)
+            return data
+        if state.ended:
+            return []
+        if data == b"":  # the upstream finished; b"" is not sent at this point
+            out = transform.finish()
+            capture.add(out)
+            return out
+        out = b"" if transform.done else transform.feed(data)
+        capture.add(out)
+        if transform.done:
+            state.ended = True
+            return [out, b""] if out else [b""]  # a b"" chunk ends the chunked body here
+        return out if out else []  # never b"" mid-stream: that would end the body

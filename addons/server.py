@@ -1,0 +1,112 @@
+"""Run the proxy: mitmproxy with one reverse listener per configured upstream, the addon, the control API."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import socket
+from collections.abc import Callable
+
+from aiohttp import web
+from flakeproxy.addons.control import ControlApi
+from flakeproxy.addons.fault_addon import FaultAddon
+from mitmproxy.options import Options
+from mitmproxy.tools.dump import DumpMaster
+
+from flakeproxy.config import FlakeproxyConfig, is_loopback_host
+from flakeproxy.config.proxy import split_host_port
+from flakeproxy.errors import ConfigError, InfrastructureError
+from flakeproxy.injector import Injector
+from flakeproxy.journal import Journal
+from flakeproxy.wire.call import TargetSpec
+
+
+def target_specs(config: FlakeproxyConfig) -> dict[str, TargetSpec]:
+    return {name: TargetSpec(t.listener, t.path, t.method, t.mcp_tool, t.api) for name, t in config.targets.items()}
+
+
+def listener_modes(config: FlakeproxyConfig) -> dict[str, str]:
+    """mitmproxy mode spec -> listener name (the forward listener is named 'forward')."""
+    modes = {f"reverse:{lst.upstream}@{lst.listen}": lst.name for lst in config.proxy.listeners}
+    if config.proxy.forward:
+        modes[f"regular@{config.proxy.forward}"] = "forward"
+    return modes
+
+
+def _check_free(name: str, address: str) -> None:
+    host, port = split_host_port(address)
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+        try:
+            s.bind((host, port))
+        except OSError as e:
+            raise InfrastructureError(
+                f"cannot listen on {address} ({name}): {e.strerror}; stop what uses it or pick another port"
+            ) from e
+
+
+class _Lifecycle:
+    """Starts the control API once mitmproxy's listeners are up; stops it at shutdown."""
+
+    def __init__(self, api: ControlApi, admin: str, on_ready: Callable[[str], None]) -> None:
+        self.api, self.admin, self.on_ready = api, admin, on_ready
+        self.runner: web.AppRunner | None = None
+
+    async def running(self) -> None:
+        host, port = split_host_port(self.admin)
+        self.runner = web.AppRunner(self.api.app, access_log=None)
+        await self.runner.setup()
+        await web.TCPSite(self.runner, host, port).start()
+        listeners = ", ".join(f"{name} {addr}" for name, addr in self.api.listeners().items())
+        self.on_ready(f"flakeproxy proxy ready: control API http://{self.admin}; listeners: {listeners or 'none'}")
+
+    async def done(self) -> None:
+        if self.runner is not None:
+            await self.runner.cleanup()
+
+
+class ProxyServer:
+    """The proxy with its control API. `run()` until `shutdown()` (thread-safe) or a signal."""
+
+    def __init__(self, config: FlakeproxyConfig, *, admin: str | None = None, token: str | None = None) -> None:
+        self.config = config
+        self.admin = admin or config.proxy.admin
+        self.token = token if token is not None else config.proxy.token
+        if not is_loopback_host(split_host_port(self.admin)[0]) and not self.token:
+            raise ConfigError(
+                f"control API on {self.admin} listens beyond loopback without a token; set --token or proxy.token"
+            )
+        self.modes = listener_modes(config)
+        self.injector, self.journal = Injector(target_specs(config)), Journal()
+        self.addresses = {name: spec.rsplit("@", 1)[1] for spec, name in self.modes.items()}
+        self.api = ControlApi(config, self.injector, self.journal, self.token, lambda: dict(self.addresses))
+        self._master: DumpMaster | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def run(self, on_ready: Callable[[str], None] = print, handle_signals: bool = True) -> None:
+        """Serve until shut down; raise InfrastructureError if a port is taken or mitmproxy cannot start."""
+        for spec, name in self.modes.items():
+            _check_free(f"listener {name}", spec.rsplit("@", 1)[1])
+        _check_free("control API", self.admin)
+        self._loop = asyncio.get_running_loop()
+        master = self._master = DumpMaster(Options(mode=list(self.modes)), with_termlog=False, with_dumper=False)
+        master.addons.add(
+            FaultAddon(self.injector, self.modes, self.journal), _Lifecycle(self.api, self.admin, on_ready)
+        )
+        master.options.update(connection_strategy="lazy")
+        signals = (signal.SIGTERM, signal.SIGINT) if handle_signals else ()
+        for sig in signals:
+            self._loop.add_signal_handler(sig, master.shutdown)
+        try:
+            await master.run()
+        except SystemExit as e:
+            raise InfrastructureError("mitmproxy failed to start (see the log above)") from e
+        finally:
+            for sig in signals:
+                with contextlib.suppress(Exception):
+                    self._loop.remove_signal_handler(sig)
+
+    def shutdown(self) -> None:
+        """Stop serving; callable from any thread."""
+        if self._master is not None:
+            self._master.shutdown()

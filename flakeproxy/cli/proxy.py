@@ -1,0 +1,32 @@
+"""`flakeproxy proxy`: run the fault-injecting proxy (locally, or as a sidecar)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+import click
+
+from flakeproxy.cli.options import config_option
+from flakeproxy.config import load_config
+
+
+@click.command()
+@config_option
+@click.option("--admin", metavar="HOST:PORT", help="Where the control API listens (default: proxy.admin).")
+@click.option("--token", help="Require this bearer token on the control API (default: proxy.token).")
+def proxy(config_path: str, admin: str | None, token: str | None) -> None:
+    """Run the proxy: a reverse listener per proxy.listeners entry, and the control API.
+
+    It starts with no scenario (pure pass-through), prints one line when ready, and stops
+    cleanly on SIGTERM or Ctrl-C. Switch scenarios with PUT /scenario on the control API.
+    """
+    config = load_config(config_path)
+    from flakeproxy.addons.server import ProxyServer  # the only command that needs mitmproxy
+
+    def ready(line: str) -> None:
+        click.echo(line)
+        sys.stdout.flush()
+
+    server = ProxyServer(config, admin=admin, token=token)
+    asyncio.run(server.run(on_ready=ready))

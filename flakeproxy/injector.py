@@ -1,0 +1,133 @@
+"""Decide, per request, which fault of the active scenario fires: counters per cell, seeded randomness."""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import itertools
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from flakeproxy.config.scenario import Scenario
+from flakeproxy.faults import LLM_ATTACKS, Fault
+from flakeproxy.wire.action import Action
+from flakeproxy.wire.call import Call, TargetSpec
+
+SHARED = "_"  # counter key for requests that belong to no single cell
+
+
+def fault_seed(seed: int, scenario: str, section: str, index: int, call_index: int) -> int:
+    """The seed of one decision: the same run seed gives the same faults, call for call."""
+    digest = hashlib.sha256(f"{seed}|{scenario}|{section}|{index}|{call_index}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+@dataclass(frozen=True)
+class Decision:
+    scenario: str
+    section: str
+    index: int
+    kind: str
+    call_index: int
+    seed: int
+    action: Action
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "scenario": self.scenario,
+            "section": self.section,
+            "index": self.index,
+            "kind": self.kind,
+            "call_index": self.call_index,
+            "seed": self.seed,
+        }
+
+
+@dataclass
+class Cell:
+    id: str
+    label: str | None = None
+    seen: dict[tuple[str, int], int] = field(default_factory=dict)
+    fired: dict[tuple[str, int], int] = field(default_factory=dict)
+
+
+class Injector:
+    """The state the proxy keeps between requests: active scenario, seed, open cells, counters."""
+
+    def __init__(self, targets: Mapping[str, TargetSpec]) -> None:
+        self.targets = dict(targets)
+        self.scenario: Scenario | None = None
+        self.seed = 0
+        self.cells: dict[str, Cell] = {}
+        self._shared = Cell(SHARED)
+        self._ids = itertools.count(1)
+
+    def set_scenario(self, scenario: Scenario | None, seed: int) -> None:
+        self.scenario, self.seed = scenario, seed
+        self._shared = Cell(SHARED)
+        for cell in self.cells.values():
+            cell.seen.clear()
+            cell.fired.clear()
+
+    def reset(self) -> None:
+        self.set_scenario(None, 0)
+        self.cells.clear()
+
+    def begin_cell(self, label: str | None = None, cell_id: str | None = None) -> Cell:
+        cell = Cell(cell_id or f"c{next(self._ids)}", label)
+        self.cells[cell.id] = cell
+        return cell
+
+    def end_cell(self, cell_id: str) -> Cell:
+        return self.cells.pop(cell_id)
+
+    def attribute(self, header: str | None) -> tuple[str | None, list[str]]:
+        """The cell a request belongs to: named by header, or the only open cell; else the candidates."""
+        if header and header in self.cells:
+            return header, []
+        if len(self.cells) == 1:
+            return next(iter(self.cells)), []
+        return None, sorted(self.cells)
+
+    def _matches(self, fault: Fault, llm_side: bool, call: Call) -> bool:
+        if fault.match_url and not fnmatch.fnmatchcase(call.url, fault.match_url):
+            return False
+        names = [t for t in call.targets if bool(self.targets[t].api) == llm_side]
+        if fault.tool:
+            return any(fnmatch.fnmatchcase(n, fault.tool) for n in names)
+        return bool(fault.match_url) or (llm_side and call.api is not None)
+
+    def _faults(self) -> list[tuple[str, int, Fault, bool]]:
+        s = self.scenario
+        if s is None:
+            return []
+        return (
+            [("tool_faults", i, f, False) for i, f in enumerate(s.tool_faults)]
+            + [("llm_faults", i, f, True) for i, f in enumerate(s.llm_faults)]
+            + [("context_attacks", i, f, isinstance(f, LLM_ATTACKS)) for i, f in enumerate(s.context_attacks)]
+        )
+
+    def decide(self, call: Call, cell_id: str | None) -> Decision | None:
+        """Count this call for every fault it matches; the first one that fires decides the action."""
+        if self.scenario is None:
+            return None
+        cell = self.cells.get(cell_id or "", self._shared)
+        chosen: Decision | None = None
+        for section, index, fault, llm_side in self._faults():
+            if not self._matches(fault, llm_side, call):
+                continue
+            key = (section, index)
+            n = cell.seen[key] = cell.seen.get(key, 0) + 1
+            if chosen is not None or n < fault.after_calls:
+                continue
+            if fault.times is not None and cell.fired.get(key, 0) >= fault.times:
+                continue
+            seed = fault_seed(self.seed, self.scenario.name, section, index, n)
+            rng = random.Random(seed)
+            if rng.random() >= fault.probability:
+                continue
+            cell.fired[key] = cell.fired.get(key, 0) + 1
+            chosen = Decision(self.scenario.name, section, index, fault.kind, n, seed, fault.act(call, rng))
+        return chosen

@@ -1,0 +1,108 @@
+"""The journal: one entry per request the proxy saw, with secrets redacted and bodies capped."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+REDACTED = "[redacted]"
+#: Header names whose values never reach a journal or a report.
+SECRET_HEADERS = re.compile(
+    r"^(authorization|proxy-authorization|cookie|set-cookie|x-api-key|api-key|x-goog-api-key)$"
+    r"|token|secret|password|api[-_]?key|session",
+    re.IGNORECASE,
+)
+BODY_CAP_BYTES = 64 * 1024
+
+
+def redact_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Headers as a dict (repeated names joined with ', '), secret values replaced."""
+    out: dict[str, str] = {}
+    for name, value in headers:
+        value = REDACTED if SECRET_HEADERS.search(name) else value
+        out[name.lower()] = f"{out[name.lower()]}, {value}" if name.lower() in out else value
+    return out
+
+
+class BodyCapture:
+    """Keeps the first `cap` bytes of a body and counts all of it."""
+
+    def __init__(self, cap: int = BODY_CAP_BYTES) -> None:
+        self.cap = cap
+        self.size = 0
+        self._parts: list[bytes] = []
+        self._kept = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.size += len(chunk)
+        room = self.cap - self._kept
+        if room > 0 and chunk:
+            self._parts.append(chunk[:room])
+            self._kept += min(room, len(chunk))
+
+    def text(self) -> str:
+        return b"".join(self._parts).decode("utf-8", "replace")
+
+    @property
+    def truncated(self) -> bool:
+        return self.size > self._kept
+
+
+@dataclass
+class JournalEntry:
+    """What happened to one request. `cell` is None when it could not be attributed to one cell."""
+
+    seq: int
+    cell: str | None
+    cell_candidates: list[str]
+    started_at: float
+    listener: str
+    targets: list[str]
+    method: str
+    url: str
+    request_headers: dict[str, str]
+    request_body: str
+    request_bytes: int
+    fault: dict[str, Any] | None = None
+    upstream_called: bool = True
+    status: int | None = None
+    latency_ms: float | None = None
+    response_headers: dict[str, str] = field(default_factory=dict)
+    response_body: str = ""
+    response_bytes: int = 0
+    body_truncated: bool = False
+    streamed: bool = False
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class Journal:
+    """Entries in arrival order, bounded: the oldest go first once max_entries is reached."""
+
+    def __init__(self, max_entries: int = 50_000) -> None:
+        self.max_entries = max_entries
+        self.entries: list[JournalEntry] = []
+        self.dropped = 0
+        self._seq = 0
+
+    def next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    def add(self, entry: JournalEntry) -> None:
+        self.entries.append(entry)
+        if len(self.entries) > self.max_entries:
+            excess = len(self.entries) - self.max_entries
+            del self.entries[:excess]
+            self.dropped += excess
+
+    def for_cell(self, cell_id: str) -> list[JournalEntry]:
+        return [e for e in self.entries if e.cell == cell_id]
+
+    def clear(self) -> None:
+        self.entries.clear()
+        self.dropped = 0

@@ -1,0 +1,60 @@
+"""One request as faults see it: where it came in, what it targets, what it carries."""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from flakeproxy.wire.mcp import called_tool
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    """The part of a config target that matching needs (kept free of the config models)."""
+
+    listener: str
+    path: str | None = None
+    method: str | None = None
+    mcp_tool: str | None = None
+    api: str | None = None
+
+
+@dataclass(frozen=True)
+class Call:
+    listener: str
+    method: str
+    url: str
+    path: str
+    headers: Mapping[str, str]  # lower-case names
+    body: bytes
+    targets: tuple[str, ...] = ()
+    api: str | None = None  # the api of the LLM target this call matched, if any
+    mcp_tool: str | None = None
+
+
+def resolve(
+    targets: Mapping[str, TargetSpec],
+    listener: str,
+    method: str,
+    url: str,
+    path: str,
+    headers: Mapping[str, str],
+    body: bytes,
+) -> Call:
+    """A Call with the names of every target the request matches."""
+    bare_path = path.split("?", 1)[0]
+    tool = called_tool(headers, body) if any(t.mcp_tool for t in targets.values()) else None
+    matched = []
+    for name, t in targets.items():
+        if t.listener != listener:
+            continue
+        if t.method and t.method != method.upper():
+            continue
+        if t.path and not fnmatch.fnmatchcase(bare_path, t.path):
+            continue
+        if t.mcp_tool and t.mcp_tool != tool:
+            continue
+        matched.append(name)
+    api = next((targets[n].api for n in matched if targets[n].api), None)
+    return Call(listener, method.upper(), url, path, headers, body, tuple(matched), api, tool)

@@ -1,0 +1,93 @@
+"""Edits to JSON answers and requests: drift, planted text, padding, poisoned conversations."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+TextFn = Callable[[str], str]
+
+
+def rename_drop(data: Any, rename: dict[str, str], drop: list[str]) -> Any:
+    """Rename and drop keys at every depth."""
+    if isinstance(data, dict):
+        return {rename.get(k, k): rename_drop(v, rename, drop) for k, v in data.items() if k not in drop}
+    if isinstance(data, list):
+        return [rename_drop(v, rename, drop) for v in data]
+    return data
+
+
+def map_strings(data: Any, fn: TextFn) -> Any:
+    """Apply fn to every string value (not to keys) at every depth."""
+    if isinstance(data, dict):
+        return {k: map_strings(v, fn) for k, v in data.items()}
+    if isinstance(data, list):
+        return [map_strings(v, fn) for v in data]
+    return fn(data) if isinstance(data, str) else data
+
+
+def map_mcp_text(message: Any, fn: TextFn) -> Any:
+    """Apply fn to the text content of an MCP JSON-RPC result (what the model reads)."""
+    if not isinstance(message, dict) or not isinstance(message.get("result"), dict):
+        return message
+    result = dict(message["result"])
+    result["content"] = [
+        {**c, "text": fn(c["text"])} if isinstance(c, dict) and isinstance(c.get("text"), str) else c
+        for c in result.get("content") or []
+    ]
+    return {**message, "result": result}
+
+
+def pad(data: Any, size_bytes: int, filler: str) -> Any:
+    """Grow a JSON value (or MCP result) by about size_bytes of filler."""
+    blob = (filler * (size_bytes // len(filler) + 1))[:size_bytes]
+    if isinstance(data, dict) and isinstance(data.get("result"), dict) and "content" in data["result"]:
+        result = {**data["result"], "content": [*data["result"]["content"], {"type": "text", "text": blob}]}
+        return {**data, "result": result}
+    if isinstance(data, dict):
+        return {**data, "notes": blob}
+    if isinstance(data, list):
+        return [*data, blob]
+    return data
+
+
+def edit_json_or_text(body: bytes, on_json: Callable[[Any], Any], on_text: TextFn) -> bytes:
+    """Apply on_json to a JSON body, or on_text to any other (UTF-8) body."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return on_text(body.decode("utf-8", "replace")).encode()
+    return json.dumps(on_json(data)).encode()
+
+
+def _poison(messages: list[Any], payload: str, strategy: str, content_key: str = "content") -> list[Any]:
+    users = [i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") == "user"]
+    if strategy == "history" or not users:
+        at = next((i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") != "system"), 0)
+        remembered = [{"role": "user", content_key: payload}, {"role": "assistant", content_key: "Understood."}]
+        return messages[:at] + remembered + messages[at:]
+    last = dict(messages[users[-1]])
+    text = last.get(content_key)
+    if isinstance(text, str):
+        last[content_key] = {"prepend": f"{payload}\n\n{text}", "append": f"{text}\n\n{payload}"}.get(strategy, payload)
+    else:
+        blocks = list(text or [])
+        block = {"type": "text", "text": payload}
+        last[content_key] = (
+            [block] if strategy == "replace" else ([block, *blocks] if strategy == "prepend" else [*blocks, block])
+        )
+    return [*messages[: users[-1]], last, *messages[users[-1] + 1 :]]
+
+
+def poison_request(body: Any, payload: str, strategy: str) -> Any:
+    """Plant payload in the conversation an agent sends its LLM (chat messages or responses input)."""
+    if isinstance(body, dict) and isinstance(body.get("messages"), list):
+        return {**body, "messages": _poison(body["messages"], payload, strategy)}
+    if isinstance(body, dict) and isinstance(body.get("input"), list):
+        return {**body, "input": _poison(body["input"], payload, strategy)}
+    if isinstance(body, dict) and isinstance(body.get("input"), str):
+        text = body["input"]
+        joined = {"prepend": f"{payload}\n\n{text}", "append": f"{text}\n\n{payload}", "replace": payload}
+        return {**body, "input": joined.get(strategy, f"{payload}\n\n{text}")}
+    return body

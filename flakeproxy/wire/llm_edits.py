@@ -1,0 +1,55 @@
+"""Actions that rewrite an LLM's answer, buffered (JSON) or streamed (SSE), in the provider's shape."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from flakeproxy.wire.action import Action
+from flakeproxy.wire.json_edit import edit_json_or_text, map_strings
+from flakeproxy.wire.providers import TextFn, ToolFn, llm_provider
+from flakeproxy.wire.streams import MapEvents, TruncateStream
+from flakeproxy.wire.text import cut_words
+
+
+def llm_text_action(
+    api: str | None,
+    text: TextFn | None = None,
+    tool: ToolFn | None = None,
+    per_stream: Callable[[], TextFn] | None = None,
+) -> Action:
+    """Rewrite the answer's text (and/or tool calls) wherever the provider puts them.
+
+    per_stream makes a fresh text function for each stream (for transforms that keep state).
+    """
+    if api is None:  # not an LLM target (e.g. aimed by match_url): every JSON string is text
+        fn = text or (lambda t: t)
+        return Action(rewrite_body=lambda body: edit_json_or_text(body, lambda d: map_strings(d, fn), fn))
+    shape = llm_provider(api)
+
+    def rewrite(body: bytes) -> bytes:
+        try:
+            data = json.loads(body)
+        except ValueError:
+            return body
+        return json.dumps(shape.map_json(data, text, tool)).encode()
+
+    return Action(
+        rewrite_body=rewrite,
+        stream=lambda: MapEvents(shape, per_stream() if per_stream else text, tool),
+    )
+
+
+def truncate_action(api: str | None, max_words: int) -> Action:
+    """Cut the answer to max_words words and mark it as cut by the token limit."""
+    shape = llm_provider(api)
+
+    def rewrite(body: bytes) -> bytes:
+        try:
+            data = json.loads(body)
+        except ValueError:
+            return cut_words(body.decode("utf-8", "replace"), max_words).encode()
+        budget_text = lambda t: cut_words(t, max_words)  # noqa: E731
+        return json.dumps(shape.map_json(data, budget_text, None, finish="length")).encode()
+
+    return Action(rewrite_body=rewrite, stream=lambda: TruncateStream(shape, max_words))

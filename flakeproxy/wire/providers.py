@@ -1,0 +1,247 @@
+"""The shapes of LLM APIs: error bodies, where the text and tool calls are, how streams end.
+
+One class per API (openai chat completions, openai responses, anthropic messages), plus `Plain`
+for tool APIs. Each works on parsed JSON (a buffered answer) and on single SSE events.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from typing import Any
+
+from flakeproxy.wire.action import Reply, json_reply
+from flakeproxy.wire.sse import SseEvent, format_event
+
+TextFn = Callable[[str], str]
+ToolFn = Callable[[str, str], tuple[str, str]]  # (name, arguments JSON) -> (name, arguments JSON)
+
+STATUS_TEXT = {
+    400: "Bad request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not found",
+    408: "Request timeout",
+    429: "Rate limit exceeded",
+    500: "Internal server error",
+    502: "Bad gateway",
+    503: "Service unavailable",
+    504: "Gateway timeout",
+    529: "Overloaded",
+}
+
+
+def status_text(status: int) -> str:
+    return STATUS_TEXT.get(status, f"HTTP {status}")
+
+
+class Plain:
+    """A tool API: a small JSON error body."""
+
+    api = "plain"
+
+    def error(self, status: int, message: str | None = None, headers: dict[str, str] | None = None) -> Reply:
+        return json_reply(status, {"error": {"code": status, "message": message or status_text(status)}}, headers)
+
+
+class OpenAIChat(Plain):
+    """OpenAI chat completions (/v1/chat/completions), JSON and SSE."""
+
+    api = "openai"
+    _types = {
+        429: ("requests", "rate_limit_exceeded"),
+        503: ("server_error", "server_is_overloaded"),
+        401: ("invalid_request_error", "invalid_api_key"),
+        400: ("invalid_request_error", None),
+    }
+
+    def error(self, status: int, message: str | None = None, headers: dict[str, str] | None = None) -> Reply:
+        kind, code = self._types.get(status, ("server_error" if status >= 500 else "invalid_request_error", None))
+        body = {"error": {"message": message or status_text(status), "type": kind, "param": None, "code": code}}
+        return json_reply(status, body, headers)
+
+    def stream_error(self, message: str, error_type: str) -> bytes:
+        return format_event({"error": {"message": message, "type": error_type, "param": None, "code": None}})
+
+    def map_json(self, body: Any, text: TextFn | None, tool: ToolFn | None, finish: str | None = None) -> Any:
+        body = copy.deepcopy(body)
+        for choice in body.get("choices") or []:
+            message = choice.get("message") or {}
+            if text and isinstance(message.get("content"), str):
+                message["content"] = text(message["content"])
+            for call in message.get("tool_calls") or []:
+                fn = call.get("function") or {}
+                if tool:
+                    fn["name"], fn["arguments"] = tool(fn.get("name", ""), fn.get("arguments", ""))
+            if finish:
+                choice["finish_reason"] = finish
+        return body
+
+    def map_event(self, event: SseEvent, text: TextFn | None, tool: ToolFn | None) -> bytes:
+        data = event.json()
+        if not isinstance(data, dict) or not data.get("choices"):
+            return event.raw
+        for choice in data["choices"]:
+            delta = choice.get("delta") or {}
+            if text and isinstance(delta.get("content"), str):
+                delta["content"] = text(delta["content"])
+            for call in delta.get("tool_calls") or []:
+                fn = call.get("function") or {}
+                if not tool:
+                    continue
+                name, args = tool(fn.get("name") or "", fn.get("arguments") or "")
+                if "name" in fn:
+                    fn["name"] = name
+                if "arguments" in fn:
+                    fn["arguments"] = args
+        return format_event(data, event.event)
+
+    def is_terminal(self, event: SseEvent) -> bool:
+        return event.data.strip() == "[DONE]"
+
+    def length_tail(self, last: dict[str, Any] | None) -> list[bytes]:
+        base = {k: v for k, v in (last or {}).items() if k in ("id", "object", "created", "model")}
+        chunk = {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]}
+        return [format_event(chunk), format_event("[DONE]")]
+
+
+class OpenAIResponses(OpenAIChat):
+    """OpenAI responses (/v1/responses), JSON and typed SSE events."""
+
+    api = "openai-responses"
+
+    def stream_error(self, message: str, error_type: str) -> bytes:
+        return format_event({"type": "error", "code": error_type, "message": message, "param": None}, "error")
+
+    def map_json(self, body: Any, text: TextFn | None, tool: ToolFn | None, finish: str | None = None) -> Any:
+        body = copy.deepcopy(body)
+        for item in body.get("output") or []:
+            for part in item.get("content") or [] if text else []:
+                if part.get("type") == "output_text" and isinstance(part.get("text"), str):
+                    part["text"] = text(part["text"]) if text else part["text"]
+            if tool and item.get("type") == "function_call":
+                item["name"], item["arguments"] = tool(item.get("name", ""), item.get("arguments", ""))
+        if finish:
+            body["status"] = "incomplete"
+            body["incomplete_details"] = {"reason": "max_output_tokens"}
+        return body
+
+    def map_event(self, event: SseEvent, text: TextFn | None, tool: ToolFn | None) -> bytes:
+        data = event.json()
+        if not isinstance(data, dict):
+            return event.raw
+        kind = data.get("type", "")
+        if text and kind == "response.output_text.delta" and isinstance(data.get("delta"), str):
+            data["delta"] = text(data["delta"])
+        elif text and kind == "response.output_text.done" and isinstance(data.get("text"), str):
+            data["text"] = text(data["text"])
+        elif tool and kind == "response.function_call_arguments.delta":
+            data["delta"] = tool("", data.get("delta", ""))[1]
+        elif tool and kind == "response.function_call_arguments.done":
+            data["arguments"] = tool("", data.get("arguments", ""))[1]
+        else:
+            return event.raw
+        return format_event(data, event.event)
+
+    def is_terminal(self, event: SseEvent) -> bool:
+        return (event.event or "") in ("response.completed", "response.incomplete", "response.failed")
+
+    def length_tail(self, last: dict[str, Any] | None) -> list[bytes]:
+        response = {
+            "object": "response",
+            "status": "incomplete",
+            "output": [],
+            "incomplete_details": {"reason": "max_output_tokens"},
+        }
+        return [format_event({"type": "response.incomplete", "response": response}, "response.incomplete")]
+
+
+class Anthropic(Plain):
+    """Anthropic messages (/v1/messages), JSON and named SSE events."""
+
+    api = "anthropic"
+    _types = {
+        400: "invalid_request_error",
+        401: "authentication_error",
+        403: "permission_error",
+        404: "not_found_error",
+        413: "request_too_large",
+        429: "rate_limit_error",
+        500: "api_error",
+        504: "timeout_error",
+        529: "overloaded_error",
+        503: "overloaded_error",
+    }
+
+    def error(self, status: int, message: str | None = None, headers: dict[str, str] | None = None) -> Reply:
+        kind = self._types.get(status, "api_error" if status >= 500 else "invalid_request_error")
+        body = {"type": "error", "error": {"type": kind, "message": message or status_text(status)}}
+        return json_reply(status, body, headers)
+
+    def stream_error(self, message: str, error_type: str) -> bytes:
+        return format_event({"type": "error", "error": {"type": error_type, "message": message}}, "error")
+
+    def map_json(self, body: Any, text: TextFn | None, tool: ToolFn | None, finish: str | None = None) -> Any:
+        body = copy.deepcopy(body)
+        for block in body.get("content") or []:
+            if text and block.get("type") == "text" and isinstance(block.get("text"), str):
+                block["text"] = text(block["text"])
+            if tool and block.get("type") == "tool_use":
+                name, args = tool(block.get("name", ""), json.dumps(block.get("input", {})))
+                block["name"] = name
+                try:
+                    block["input"] = json.loads(args)
+                except ValueError:
+                    block["input"] = args  # broken on purpose: not an object any more
+        if finish:
+            body["stop_reason"] = "max_tokens"
+        return body
+
+    def map_event(self, event: SseEvent, text: TextFn | None, tool: ToolFn | None) -> bytes:
+        data = event.json()
+        if not isinstance(data, dict):
+            return event.raw
+        delta = data.get("delta") or {}
+        block = data.get("content_block") or {}
+        if text and delta.get("type") == "text_delta" and isinstance(delta.get("text"), str):
+            delta["text"] = text(delta["text"])
+        elif tool and delta.get("type") == "input_json_delta":
+            delta["partial_json"] = tool("", delta.get("partial_json", ""))[1]
+        elif tool and block.get("type") == "tool_use":
+            block["name"] = tool(block.get("name", ""), "")[0]
+        else:
+            return event.raw
+        return format_event(data, event.event)
+
+    def is_terminal(self, event: SseEvent) -> bool:
+        return event.event == "message_stop"
+
+    def length_tail(self, last: dict[str, Any] | None) -> list[bytes]:
+        index = (last or {}).get("index", 0)
+        return [
+            format_event({"type": "content_block_stop", "index": index}, "content_block_stop"),
+            format_event(
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": "max_tokens", "stop_sequence": None},
+                    "usage": {"output_tokens": 0},
+                },
+                "message_delta",
+            ),
+            format_event({"type": "message_stop"}, "message_stop"),
+        ]
+
+
+LlmProvider = OpenAIChat | Anthropic
+LLM_PROVIDERS: dict[str, LlmProvider] = {p.api: p for p in (OpenAIChat(), OpenAIResponses(), Anthropic())}
+
+
+def provider(api: str | None) -> Plain:
+    """The provider for a target's api (None: a plain tool API)."""
+    return LLM_PROVIDERS[api] if api else Plain()
+
+
+def llm_provider(api: str | None) -> LlmProvider:
+    """The LLM provider for api; OpenAI's shape when the call was aimed at without an api."""
+    return LLM_PROVIDERS[api or "openai"]

@@ -1,0 +1,126 @@
+"""Transforms for SSE responses, fed chunk by chunk as the upstream sends them (never buffered whole)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from flakeproxy.wire.providers import LlmProvider, TextFn, ToolFn
+from flakeproxy.wire.sse import SseEvent, SseParser, format_event
+from flakeproxy.wire.text import WordBudget
+
+
+class EventStream:
+    """Parse events as they arrive; subclasses turn each event into output bytes and may end the stream."""
+
+    def __init__(self) -> None:
+        self.done = False
+        self.events = 0
+        self._parser = SseParser()
+
+    def feed(self, chunk: bytes) -> bytes:
+        out = []
+        for event in self._parser.feed(chunk):
+            if self.done:
+                break
+            self.events += 1
+            out.append(self.on_event(event))
+        return b"".join(out)
+
+    def finish(self) -> bytes:
+        rest = self._parser.rest()
+        return b"" if self.done else rest
+
+    def on_event(self, event: SseEvent) -> bytes:
+        raise NotImplementedError
+
+
+class StreamCut(EventStream):
+    """Let after_events events through, then end cleanly: no [DONE], no message_stop."""
+
+    def __init__(self, after_events: int) -> None:
+        super().__init__()
+        self.after_events = after_events
+        self.done = after_events == 0
+
+    def on_event(self, event: SseEvent) -> bytes:
+        self.done = self.events >= self.after_events
+        return event.raw
+
+
+class MidStreamError(EventStream):
+    """Let after_events events through, then send a provider error event and end."""
+
+    def __init__(self, after_events: int, error_event: bytes) -> None:
+        super().__init__()
+        self.after_events = after_events
+        self.error_event = error_event
+        self._pending = error_event if after_events == 0 else b""
+        self.done = False
+
+    def feed(self, chunk: bytes) -> bytes:
+        head, self._pending = self._pending, b""
+        if head:
+            self.done = True
+            return head
+        return super().feed(chunk)
+
+    def on_event(self, event: SseEvent) -> bytes:
+        if self.events >= self.after_events:
+            self.done = True
+            return event.raw + self.error_event
+        return event.raw
+
+
+class MapEvents(EventStream):
+    """Rewrite the text deltas and tool-call pieces of each event."""
+
+    def __init__(self, provider: LlmProvider, text: TextFn | None, tool: ToolFn | None) -> None:
+        super().__init__()
+        self.provider, self.text, self.tool = provider, text, tool
+
+    def on_event(self, event: SseEvent) -> bytes:
+        return bytes(self.provider.map_event(event, self.text, self.tool))
+
+
+class TruncateStream(EventStream):
+    """Let max_words words of text through, then end the way the provider ends a max_tokens answer."""
+
+    def __init__(self, provider: LlmProvider, max_words: int) -> None:
+        super().__init__()
+        self.provider = provider
+        self.budget = WordBudget(max_words)
+        self.last: dict[str, Any] | None = None
+        self._saw_text = False
+
+    def _take(self, text: str) -> str:
+        self._saw_text = True
+        return self.budget.take(text)
+
+    def on_event(self, event: SseEvent) -> bytes:
+        data = event.json()
+        if isinstance(data, dict):
+            self.last = data
+        if self.provider.is_terminal(event):
+            self.done = True
+            return event.raw
+        self._saw_text = False
+        out = bytes(self.provider.map_event(event, self._take, None))
+        if self._saw_text and self.budget.spent:
+            self.done = True
+            return out + b"".join(self.provider.length_tail(self.last))
+        return out
+
+
+class MapJsonEvents(EventStream):
+    """Rewrite each event whose data is JSON (e.g. MCP answers framed as `event: message`)."""
+
+    def __init__(self, fn: Callable[[Any], Any]) -> None:
+        super().__init__()
+        self.fn = fn
+
+    def on_event(self, event: SseEvent) -> bytes:
+        data = event.json()
+        if data is None:
+            return event.raw
+        return format_event(self.fn(data), event.event)
