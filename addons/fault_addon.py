@@ -60,8 +60,8 @@ class FaultAddon:
             body,
         )
         decision = self.injector.decide(call, cell)
-        capture = BodyCapture()
-        capture.add(body)
+        request_capture = BodyCapture()
+        request_capture.add(body)
         entry = JournalEntry(
             seq=self.journal.next_seq(),
             cell=cell,
@@ -72,11 +72,13 @@ class FaultAddon:
             method=call.method,
             url=call.url,
             request_headers=redact_headers(flow.request.headers.items(multi=True)),
-            request_body=capture.text(),
+            request_body=request_capture.text(),
             request_bytes=len(body),
             fault=decision.record() if decision else None,
         )
-        flow.metadata[KEY] = FlowState(entry, decision, started)
+        flow.metadata[KEY] = state = FlowState(entry, decision, started)
+        entry.capture = state.capture
+        self.journal.add(entry)  # visible at once: a cell may end while its last stream is still open
         if decision is not None:
             await self._apply(flow, decision, entry)
 
@@ -100,7 +102,10 @@ class FaultAddon:
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         state: FlowState | None = flow.metadata.get(KEY)
-        if state is None or flow.response is None or not _is_sse(flow.response):
+        if state is None or flow.response is None:
+            return
+        state.entry.status = flow.response.status_code
+        if not _is_sse(flow.response):
             return
         action = state.decision.action if state.decision else None
         if action is not None and action.stream is not None:
@@ -144,10 +149,9 @@ class FaultAddon:
         if flow.response is not None:
             entry.status = flow.response.status_code
             entry.response_headers = redact_headers(flow.response.headers.items(multi=True))
-        entry.response_body = state.capture.text()
-        entry.response_bytes = state.capture.size
-        entry.body_truncated = state.capture.truncated
-        self.journal.add(entry)
+        entry.to_json()  # fix the body fields from the capture
+        entry.capture = None
+        entry.complete = True
 
 
 class _Stream:

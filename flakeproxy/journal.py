@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 REDACTED = "[redacted]"
@@ -75,9 +75,17 @@ class JournalEntry:
     body_truncated: bool = False
     streamed: bool = False
     error: str | None = None
+    complete: bool = False  # False while the response is still on its way (e.g. a long stream)
+    capture: BodyCapture | None = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """The entry as JSON; for a response still streaming, the body received so far."""
+        if self.capture is not None:
+            self.response_body = self.capture.text()
+            self.response_bytes = self.capture.size
+            self.body_truncated = self.capture.truncated
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "capture"}
+        return data
 
 
 class Journal:

@@ -42,7 +42,8 @@ def _reply(headers: Mapping[str, str], payload: dict[str, Any]) -> Reply:
 
 def is_error_reply(headers: Mapping[str, str], body: bytes, message: str) -> Reply:
     """A tools/call result the model sees as a failed tool (isError: true)."""
-    result = {"content": [{"type": "text", "text": message}], "isError": True}
+    # resultType is required from protocol 2026-07-28 on; older revisions allow the extra key
+    result = {"content": [{"type": "text", "text": message}], "isError": True, "resultType": "complete"}
     return _reply(headers, {"jsonrpc": "2.0", "id": request_id(body), "result": result})
 
 

@@ -158,7 +158,11 @@ def _tools_call(name: str, request_id: int = 7) -> bytes:
             {
                 "jsonrpc": "2.0",
                 "id": 7,
-                "result": {"content": [{"type": "text", "text": "search backend down"}], "isError": True},
+                "result": {
+                    "content": [{"type": "text", "text": "search backend down"}],
+                    "isError": True,
+                    "resultType": "complete",
+                },
             },
         ),
         (

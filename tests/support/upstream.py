@@ -182,6 +182,27 @@ def responses_events(body: dict[str, Any]) -> list[bytes]:
     start = {**done, "status": "in_progress", "output": []}
     events = [_sse({"type": "response.created", "response": start, "sequence_number": 0}, "response.created")]
     n = 1
+    if _wants_tool(body):
+        item = {**done["output"][0], "arguments": "", "status": "in_progress"}
+        events.append(
+            _sse(
+                {"type": "response.output_item.added", "output_index": 0, "item": item, "sequence_number": 1},
+                "response.output_item.added",
+            )
+        )
+        for n, piece in enumerate((TOOL_ARGS[:10], TOOL_ARGS[10:]), start=2):
+            data = {
+                "type": "response.function_call_arguments.delta",
+                "item_id": "fc_1",
+                "output_index": 0,
+                "delta": piece,
+                "sequence_number": n,
+            }
+            events.append(_sse(data, "response.function_call_arguments.delta"))
+        events.append(
+            _sse({"type": "response.completed", "response": done, "sequence_number": 4}, "response.completed")
+        )
+        return events
     for word in _words(ANSWER):
         data = {
             "type": "response.output_text.delta",

@@ -1,0 +1,198 @@
+"""The control API: scenarios, cells, journal, reset, errors with choices, the token, redaction."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.support.http import fetch
+from tests.support.proxy import Control, Proxy, config_for, running_proxy
+from tests.support.upstream import RunningUpstream, Upstream
+
+TARGETS = {"quotes": {"listener": "tools", "path": "/v1/quotes*"}}
+MATRIX = {"chaos_matrix": [{"name": "calm"}, {"name": "down", "tool_faults": [{"tool": "quotes", "mode": "error"}]}]}
+
+
+@pytest.fixture(scope="module")
+def world() -> Iterator[tuple[Upstream, Proxy]]:
+    with RunningUpstream() as up, running_proxy(config_for({"tools": up.url}, TARGETS, MATRIX)) as proxy:
+        yield up, proxy
+
+
+@pytest.fixture(autouse=True)
+def clean(world: tuple[Upstream, Proxy]) -> None:
+    world[1].control.ok("POST", "/reset")
+
+
+def test_healthz(world: tuple[Upstream, Proxy]) -> None:
+    health = world[1].control.ok("GET", "/healthz")
+    assert health["status"] == "ok" and health["scenario"] is None
+    assert list(health["listeners"]) == ["tools"]
+
+
+def test_scenario_by_name_and_back_to_none(world: tuple[Upstream, Proxy]) -> None:
+    _, proxy = world
+    assert proxy.control.scenario("down", seed=5)["scenario"] == "down"
+    assert proxy.control.ok("GET", "/scenario")["seed"] == 5
+    assert fetch(proxy.listeners["tools"], "/v1/quotes").status == 503
+    proxy.control.scenario(None)
+    assert fetch(proxy.listeners["tools"], "/v1/quotes").status == 200
+
+
+def test_unknown_scenario_lists_the_valid_ones(world: tuple[Upstream, Proxy]) -> None:
+    status, body = world[1].control.call("PUT", "/scenario", {"name": "dwon"})
+    assert status == 404 and body == {"error": "unknown scenario 'dwon'", "valid": ["calm", "down"]}
+
+
+def test_inline_scenario_is_validated_by_the_same_models(world: tuple[Upstream, Proxy]) -> None:
+    control = world[1].control
+    status, body = control.call(
+        "PUT", "/scenario", {"scenario": {"name": "x", "tool_faults": [{"tool": "quotes", "mode": "explode"}]}}
+    )
+    assert status == 400 and "explode" in body["error"] and "tool_faults.0" in body["error"]
+    status, body = control.call(
+        "PUT", "/scenario", {"scenario": {"name": "x", "tool_faults": [{"tool": "nope", "mode": "error"}]}}
+    )
+    assert status == 400 and "tool 'nope' is not one of the targets; valid: quotes" in body["error"]
+
+
+def test_bad_requests_say_what_is_valid(world: tuple[Upstream, Proxy]) -> None:
+    control = world[1].control
+    assert control.call("PUT", "/scenario", {"nmae": "down"}) == (
+        400,
+        {"error": "unknown keys ['nmae']", "valid": ["name", "scenario", "seed"]},
+    )
+    status, body = control.call("GET", "/nowhere")
+    assert status == 404 and "GET /healthz" in body["valid"]
+    status, body = control.call("POST", "/cells/c999/end")
+    assert status == 404 and body["error"] == "no open cell 'c999'"
+
+
+def test_journal_per_cell(world: tuple[Upstream, Proxy]) -> None:
+    _, proxy = world
+    proxy.control.scenario("down")
+    first = proxy.control.begin("first")
+    fetch(proxy.listeners["tools"], "/v1/quotes")
+    fetch(proxy.listeners["tools"], "/echo", "POST", b"x")
+    journal_first = proxy.control.end(first)
+    second = proxy.control.begin("second")
+    fetch(proxy.listeners["tools"], "/v1/quotes")
+    journal_second = proxy.control.end(second)
+    assert [(e["url"].rsplit("/", 1)[1], e["status"]) for e in journal_first] == [("quotes", 503), ("echo", 200)]
+    assert [e["cell"] for e in journal_second] == [second] and len(proxy.control.journal()) == 3
+
+
+def test_a_request_with_several_cells_open_names_its_candidates(world: tuple[Upstream, Proxy]) -> None:
+    _, proxy = world
+    a, b = proxy.control.begin(), proxy.control.begin()
+    fetch(proxy.listeners["tools"], "/v1/quotes")
+    fetch(proxy.listeners["tools"], "/v1/quotes", headers={"x-flakeproxy-cell": b})
+    unattributed, named = proxy.control.journal()
+    assert unattributed["cell"] is None and unattributed["cell_candidates"] == sorted([a, b])
+    assert named["cell"] == b and "x-flakeproxy-cell" not in named["request_headers"]
+
+
+def test_secrets_are_redacted(world: tuple[Upstream, Proxy]) -> None:
+    up, proxy = world
+    secrets = {
+        "authorization": "Bearer sk-live-123",
+        "x-api-key": "key-456",
+        "cookie": "session=789",
+        "x-custom-token": "tok-000",
+    }
+    fetch(proxy.listeners["tools"], "/v1/quotes", headers={**secrets, "x-trace": "visible"})
+    [entry] = proxy.control.journal()
+    for name in secrets:
+        assert entry["request_headers"][name] == "[redacted]"
+    assert entry["request_headers"]["x-trace"] == "visible"
+    everything = str(proxy.control.ok("GET", "/journal"))
+    assert not any(value in everything for value in secrets.values())
+    sent = {k.lower(): v for k, v in up.requests[-1].headers.items()}
+    assert sent["authorization"] == "Bearer sk-live-123"  # the upstream still gets it
+
+
+def test_reset_clears_everything(world: tuple[Upstream, Proxy]) -> None:
+    _, proxy = world
+    proxy.control.scenario("down")
+    proxy.control.begin()
+    fetch(proxy.listeners["tools"], "/v1/quotes")
+    assert proxy.control.ok("POST", "/reset") == {"scenario": None, "seed": 0, "definition": None}
+    assert proxy.control.journal() == [] and proxy.control.ok("GET", "/healthz")["open_cells"] == []
+
+
+def test_token_is_required_when_set() -> None:
+    with RunningUpstream() as up, running_proxy(config_for({"tools": up.url}, TARGETS), token="s3cret") as proxy:
+        anonymous = Control(proxy.control.url)
+        assert anonymous.call("GET", "/healthz")[0] == 401
+        assert anonymous.call("PUT", "/scenario", {"name": None}, token="wrong")[0] == 401
+        assert proxy.control.call("GET", "/healthz")[0] == 200
+
+
+def test_refuses_to_bind_beyond_loopback_without_a_token(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(config_for({"tools": "http://127.0.0.1:9"}, TARGETS))
+    out = subprocess.run(
+        [sys.executable, "-m", "flakeproxy", "proxy", "-c", str(path), "--admin", "0.0.0.0:0"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert out.returncode == 2
+    assert out.stderr == (
+        "error: control API on 0.0.0.0:0 listens beyond loopback without a token; set --token or proxy.token\n"
+    )
+
+
+def _start(path: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "flakeproxy", "proxy", "-c", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_proxy_command_prints_one_ready_line_and_stops_cleanly(tmp_path: Path, sig: signal.Signals) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(config_for({"tools": "http://127.0.0.1:9"}, TARGETS))
+    config = yaml.safe_load(path.read_text())
+    with _start(path) as process:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        admin = config["proxy"]["admin"]
+        assert (
+            line == f"flakeproxy proxy ready: control API http://{admin}; listeners: tools "
+            f"{config['proxy']['listeners'][0]['listen']}\n"
+        )
+        assert Control(f"http://{admin}").ok("GET", "/healthz")["status"] == "ok"
+        os.kill(process.pid, sig)
+        assert process.wait(10) == 0
+        assert process.stderr is not None and "Traceback" not in process.stderr.read()
+
+
+def test_port_in_use_is_one_line_and_exit_3(tmp_path: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        data = yaml.safe_load(config_for({"tools": "http://127.0.0.1:9"}, TARGETS))
+        data["proxy"]["listeners"][0]["listen"] = f"127.0.0.1:{port}"
+        path = tmp_path / "c.yaml"
+        path.write_text(yaml.safe_dump(data))
+        out = subprocess.run(
+            [sys.executable, "-m", "flakeproxy", "proxy", "-c", str(path)], capture_output=True, text=True, timeout=30
+        )
+    assert out.returncode == 3
+    assert out.stderr == (
+        f"error: cannot listen on 127.0.0.1:{port} (listener tools): Address already in use; "
+        "stop what uses it or pick another port\n"
+    )

@@ -1,0 +1,167 @@
+"""The official openai and anthropic SDKs as clients: how real clients react to each LLM fault."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+openai = pytest.importorskip("openai", reason="the SDKs install beside mitmproxy 12 on Python 3.13+ only")
+anthropic = pytest.importorskip("anthropic", reason="the SDKs install beside mitmproxy 12 on Python 3.13+ only")
+
+from tests.support.proxy import Proxy, config_for, running_proxy  # noqa: E402
+from tests.support.upstream import ANSWER, RunningUpstream, Upstream  # noqa: E402
+
+TARGETS = {
+    "chat": {"listener": "llm", "path": "/v1/chat/completions", "api": "openai"},
+    "claude": {"listener": "llm", "path": "/v1/messages", "api": "anthropic"},
+}
+MESSAGES: Any = [{"role": "user", "content": "What is AAPL trading at?"}]
+
+
+@pytest.fixture(scope="module")
+def world() -> Iterator[tuple[Upstream, Proxy]]:
+    with RunningUpstream() as up, running_proxy(config_for({"llm": up.url}, TARGETS)) as proxy:
+        yield up, proxy
+
+
+def oai(proxy: Proxy) -> Any:
+    return openai.OpenAI(base_url=proxy.listeners["llm"] + "/v1", api_key="sk-test", max_retries=2, timeout=20)
+
+
+def claude(proxy: Proxy) -> Any:
+    return anthropic.Anthropic(base_url=proxy.listeners["llm"], api_key="sk-ant-test", max_retries=2, timeout=20)
+
+
+def chat_stream(proxy: Proxy) -> tuple[str, str | None]:
+    text, finish = "", None
+    for chunk in oai(proxy).chat.completions.create(model="m", messages=MESSAGES, stream=True):
+        for choice in chunk.choices:
+            text += choice.delta.content or ""
+            finish = choice.finish_reason or finish
+    return text, finish
+
+
+def claude_stream(proxy: Proxy) -> Any:
+    with claude(proxy).messages.stream(model="m", max_tokens=100, messages=MESSAGES) as stream:
+        return stream.get_final_message()
+
+
+def scenario(proxy: Proxy, **faults: Any) -> str:
+    """Start from a clean proxy (no open cells), set the faults, open one cell."""
+    proxy.control.ok("POST", "/reset")
+    proxy.control.scenario("s", **faults)
+    return proxy.control.begin()
+
+
+# -- 429 with Retry-After: the SDK retries, and every attempt is in the journal
+
+
+@pytest.mark.parametrize("sdk", ["openai", "anthropic"])
+def test_rate_limit_is_retried_and_each_attempt_journaled(world: tuple[Upstream, Proxy], sdk: str) -> None:
+    up, proxy = world
+    target = "chat" if sdk == "openai" else "claude"
+    cell = scenario(proxy, llm_faults=[{"tool": target, "mode": "rate_limit", "retry_after_s": 1, "times": 2}])
+    before = up.count()
+    start = time.monotonic()
+    if sdk == "openai":
+        reply = oai(proxy).chat.completions.create(model="m", messages=MESSAGES)
+        text = reply.choices[0].message.content
+    else:
+        text = claude(proxy).messages.create(model="m", max_tokens=100, messages=MESSAGES).content[0].text
+    elapsed = time.monotonic() - start
+    journal = proxy.control.end(cell)
+    assert text == ANSWER
+    assert [(e["status"], e["fault"]["kind"] if e["fault"] else None) for e in journal] == [
+        (429, "rate_limit"),
+        (429, "rate_limit"),
+        (200, None),
+    ]
+    assert up.count() - before == 1  # only the third attempt reached the upstream
+    assert elapsed >= 1.9  # the SDK waited the 1 s Retry-After twice
+
+
+@pytest.mark.parametrize("sdk", ["openai", "anthropic"])
+def test_rate_limit_exhausts_retries(world: tuple[Upstream, Proxy], sdk: str) -> None:
+    _, proxy = world
+    target = "chat" if sdk == "openai" else "claude"
+    cell = scenario(proxy, llm_faults=[{"tool": target, "mode": "rate_limit", "retry_after_s": 0}])
+    with pytest.raises(openai.RateLimitError if sdk == "openai" else anthropic.RateLimitError):
+        if sdk == "openai":
+            oai(proxy).chat.completions.create(model="m", messages=MESSAGES)
+        else:
+            claude(proxy).messages.create(model="m", max_tokens=100, messages=MESSAGES)
+    assert len(proxy.control.end(cell)) == 3  # 1 try + 2 retries
+
+
+# -- a cut stream: both SDKs accept it silently
+
+
+def test_openai_cut_stream_gives_partial_text_and_no_finish_reason(world: tuple[Upstream, Proxy]) -> None:
+    _, proxy = world
+    scenario(proxy, llm_faults=[{"tool": "chat", "mode": "stream_cut", "after_events": 4}])
+    text, finish = chat_stream(proxy)
+    assert text == "AAPL trades at" and finish is None
+
+
+def test_anthropic_cut_stream_gives_partial_text_and_no_stop_reason(world: tuple[Upstream, Proxy]) -> None:
+    _, proxy = world
+    scenario(proxy, llm_faults=[{"tool": "claude", "mode": "stream_cut", "after_events": 5}])
+    message = claude_stream(proxy)
+    assert message.stop_reason is None and message.content[0].text == "AAPL trades at"
+
+
+# -- an error event inside a 200 stream: both SDKs raise, and do not retry
+
+
+def test_openai_mid_stream_error_raises(world: tuple[Upstream, Proxy]) -> None:
+    _, proxy = world
+    cell = scenario(
+        proxy,
+        llm_faults=[{"tool": "chat", "mode": "mid_stream_error", "after_events": 2, "message": "injected mid-stream"}],
+    )
+    with pytest.raises(openai.APIError, match="injected mid-stream"):
+        chat_stream(proxy)
+    assert len(proxy.control.end(cell)) == 1
+
+
+def test_anthropic_mid_stream_error_raises(world: tuple[Upstream, Proxy]) -> None:
+    _, proxy = world
+    cell = scenario(
+        proxy,
+        llm_faults=[{"tool": "claude", "mode": "mid_stream_error", "after_events": 2, "message": "injected overload"}],
+    )
+    with pytest.raises(anthropic.APIStatusError, match="injected overload"):
+        claude_stream(proxy)
+    assert len(proxy.control.end(cell)) == 1
+
+
+# -- truncated_response: finish_reason length / stop_reason max_tokens
+
+
+def test_openai_truncated_response(world: tuple[Upstream, Proxy]) -> None:
+    _, proxy = world
+    scenario(proxy, llm_faults=[{"tool": "chat", "mode": "truncated_response", "max_tokens": 2}])
+    reply = oai(proxy).chat.completions.create(model="m", messages=MESSAGES)
+    assert (reply.choices[0].message.content, reply.choices[0].finish_reason) == ("AAPL trades", "length")
+    assert chat_stream(proxy) == ("AAPL trades", "length")
+
+
+def test_anthropic_truncated_response(world: tuple[Upstream, Proxy]) -> None:
+    _, proxy = world
+    scenario(proxy, llm_faults=[{"tool": "claude", "mode": "truncated_response", "max_tokens": 2}])
+    reply = claude(proxy).messages.create(model="m", max_tokens=100, messages=MESSAGES)
+    assert (reply.content[0].text, reply.stop_reason) == ("AAPL trades", "max_tokens")
+    message = claude_stream(proxy)
+    assert (message.content[0].text, message.stop_reason) == ("AAPL trades", "max_tokens")
+
+
+def test_anthropic_overloaded_529_is_retried_then_raised(world: tuple[Upstream, Proxy]) -> None:
+    _, proxy = world
+    cell = scenario(proxy, llm_faults=[{"tool": "claude", "mode": "overloaded", "retry_after_s": 0}])
+    with pytest.raises(anthropic.InternalServerError) as info:
+        claude(proxy).messages.create(model="m", max_tokens=100, messages=MESSAGES)
+    assert info.value.status_code == 529
+    assert [e["status"] for e in proxy.control.end(cell)] == [529, 529, 529]
