@@ -149,9 +149,7 @@ class FaultAddon:
         if flow.response is not None:
             entry.status = flow.response.status_code
             entry.response_headers = redact_headers(flow.response.headers.items(multi=True))
-        entry.to_json()  # fix the body fields from the capture
-        entry.capture = None
-        entry.complete = True
+        entry.complete = True  # the body fields are read from the capture when the entry is serialized
 
 
 class _Stream:

@@ -37,6 +37,8 @@ def listener_modes(config: FlakeproxyConfig) -> dict[str, str]:
 def _check_free(name: str, address: str) -> None:
     host, port = split_host_port(address)
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+        # as the real listeners do: a port in TIME_WAIT is free, one with a listener is not
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind((host, port))
         except OSError as e:

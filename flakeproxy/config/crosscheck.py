@@ -39,6 +39,7 @@ def _unique(items: list[str], loc_of: Any, what: str) -> None:
 
 def _check_targets(config: FlakeproxyConfig) -> None:
     listeners = [listener.name for listener in config.proxy.listeners]
+    listeners += ["forward"] if config.proxy.forward else []
     for name, target in config.targets.items():
         if target.listener not in listeners:
             raise CrossCheckError(

@@ -29,7 +29,7 @@ def split_host_port(value: str) -> tuple[str, int]:
 class Listener(StrictModel):
     """A reverse-proxy listener: the agent's base URL points here, and it forwards to `upstream`."""
 
-    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$", description="'forward' is taken by the forward listener.")
     listen: HostPort
     upstream: HttpUrl
 
@@ -47,6 +47,8 @@ class ProxyConfig(StrictModel):
     @model_validator(mode="after")
     def _checks(self) -> ProxyConfig:
         names = [listener.name for listener in self.listeners]
+        if "forward" in names:
+            raise ValueError("'forward' names the forward listener (proxy.forward); call this listener otherwise")
         for name in names:
             if names.count(name) > 1:
                 raise ValueError(f"listener name {name!r} is used twice; give each listener its own name")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.client
 import json
 import time
+import urllib.error
 import urllib.request
 from urllib.parse import urlsplit
 
@@ -67,3 +68,25 @@ def test_unreachable_upstream_gives_502_and_a_journal_entry() -> None:
         [entry] = p.control.journal()
         assert entry["status"] is None and entry["fault"] is None
         assert "Connect call failed" in entry["error"] or "refused" in entry["error"]
+
+
+def test_forward_listener_takes_absolute_urls_and_targets_by_listener() -> None:
+    """An agent that cannot be re-pointed uses HTTP_PROXY; targets name the 'forward' listener."""
+    import yaml
+
+    with RunningUpstream() as up:
+        data = yaml.safe_load(config_for({"tools": up.url}, {}))
+        data["proxy"]["forward"] = f"127.0.0.1:{free_port()}"
+        data["targets"] = {"via_forward": {"listener": "forward", "path": "/v1/quotes*"}}
+        with running_proxy(yaml.safe_dump(data)) as p:
+            p.control.scenario("s", tool_faults=[{"tool": "via_forward", "mode": "error", "error_code": 502}])
+            host, port = data["proxy"]["forward"].split(":")
+            opener = urllib.request.build_opener(urllib.request.ProxyHandler({"http": f"http://{host}:{port}"}))
+            try:
+                opener.open(f"{up.url}/v1/quotes", timeout=10)
+                raise AssertionError("the fault did not fire")
+            except urllib.error.HTTPError as e:
+                assert e.code == 502
+            with opener.open(f"{up.url}/echo", data=b"x", timeout=10) as response:
+                assert response.status == 200
+            assert [(e["listener"], e["status"]) for e in p.control.journal()] == [("forward", 502), ("forward", 200)]

@@ -27,12 +27,27 @@ def world() -> Iterator[tuple[Upstream, Proxy]]:
         yield up, proxy
 
 
+CLIENTS: list[Any] = []
+
+
+@pytest.fixture(autouse=True)
+def close_clients() -> Iterator[None]:
+    """Close every SDK client a test made: an open keep-alive connection outlives the proxy otherwise."""
+    yield
+    while CLIENTS:
+        CLIENTS.pop().close()
+
+
 def oai(proxy: Proxy) -> Any:
-    return openai.OpenAI(base_url=proxy.listeners["llm"] + "/v1", api_key="sk-test", max_retries=2, timeout=20)
+    client = openai.OpenAI(base_url=proxy.listeners["llm"] + "/v1", api_key="sk-test", max_retries=2, timeout=20)
+    CLIENTS.append(client)
+    return client
 
 
 def claude(proxy: Proxy) -> Any:
-    return anthropic.Anthropic(base_url=proxy.listeners["llm"], api_key="sk-ant-test", max_retries=2, timeout=20)
+    client = anthropic.Anthropic(base_url=proxy.listeners["llm"], api_key="sk-ant-test", max_retries=2, timeout=20)
+    CLIENTS.append(client)
+    return client
 
 
 def chat_stream(proxy: Proxy) -> tuple[str, str | None]:

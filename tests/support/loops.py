@@ -33,7 +33,17 @@ class LoopThread:
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
 
     def close(self) -> None:
+        """Cancel what is still running (e.g. connection handlers), let it clean up, then stop."""
+        self.run(_cancel_others(), timeout=10)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(5)
         if not self.thread.is_alive():
             self.loop.close()
+
+
+async def _cancel_others() -> None:
+    tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    for task in tasks:
+        task.cancel()
+    await asyncio.wait(tasks, timeout=5) if tasks else None
+    await asyncio.sleep(0)  # let transports run their close callbacks

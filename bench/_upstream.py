@@ -1,0 +1,35 @@
+"""A tiny upstream for the benchmarks: GET /json (a small JSON body), GET /sse (events 100 ms apart)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+from aiohttp import web
+
+BODY = b'{"symbol": "AAPL", "price": 189.5, "currency": "USD", "source": "exchange feed"}'
+
+
+async def small(request: web.Request) -> web.Response:
+    return web.Response(body=BODY, content_type="application/json")
+
+
+async def sse(request: web.Request) -> web.StreamResponse:
+    response = web.StreamResponse(headers={"content-type": "text/event-stream"})
+    await response.prepare(request)
+    for i in range(3):
+        if i:
+            await asyncio.sleep(0.1)
+        await response.write(f'data: {{"n": {i}}}\n\n'.encode())
+    await response.write_eof()
+    return response
+
+
+def main() -> None:
+    app = web.Application()
+    app.add_routes([web.get("/json", small), web.get("/sse", sse)])
+    web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), print=None, access_log=None)
+
+
+if __name__ == "__main__":
+    main()
