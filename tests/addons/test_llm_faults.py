@@ -40,10 +40,23 @@ def ask(proxy: Proxy, api: str, stream: bool, tools: bool = False) -> Seen:
     )
 
 
+ANSWERS_FOR_UPSTREAM = {"error", "rate_limit", "overloaded", "timeout"}
+
+
 def run(world: tuple[Upstream, Proxy], api: str, fault: dict[str, Any], stream: bool, tools: bool = False) -> Seen:
-    _, proxy = world
+    """Ask once under the fault; check what reached the upstream and what the journal says."""
+    up, proxy = world
+    proxy.control.ok("POST", "/reset")
     proxy.control.scenario("s", llm_faults=[fault])
-    return ask(proxy, api, stream, tools)
+    before = up.count()
+    cell = proxy.control.begin()
+    seen = ask(proxy, api, stream, tools)
+    [entry] = proxy.control.end(cell)
+    reaches = fault["mode"] not in ANSWERS_FOR_UPSTREAM
+    assert up.count() - before == (1 if reaches else 0)
+    assert entry["fault"]["kind"] == fault["mode"] and entry["upstream_called"] is reaches
+    assert entry["status"] == seen.status
+    return seen
 
 
 @pytest.mark.parametrize("api", APIS)
