@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from flakeproxy.config.base import StrictModel
+from flakeproxy.verdict import Observation, Verdict, cannot_judge
 
 Severity = Literal["critical", "high", "medium", "low"]
 When = Literal["always", "tool_faults_active", "llm_faults_active", "any_chaos_active", "no_chaos"]
@@ -28,3 +29,7 @@ class Invariant(StrictModel):
     )
     weight: float = Field(1.0, ge=0.0, description="Relative weight in the composite score.")
     gate: bool = Field(False, description="A failure forces the composite score to 0.")
+
+    def evaluate(self, obs: Observation) -> Verdict:
+        """Judge one observation. Types that cannot judge yet say so: an error, never a pass."""
+        return cannot_judge(f"{getattr(self, 'type', '?')} checks are not evaluated by this version of flakeproxy")

@@ -5,6 +5,8 @@ from typing import Literal
 from pydantic import Field
 
 from flakeproxy.invariants.base import Invariant
+from flakeproxy.judges.similarity import METHOD, similarity
+from flakeproxy.verdict import Observation, Verdict, cannot_judge, check
 
 
 class BehaviorUnchanged(Invariant):
@@ -13,3 +15,17 @@ class BehaviorUnchanged(Invariant):
     type: Literal["behavior_unchanged"]
     baseline: str = Field("auto", min_length=1, description="'auto', or the expected answer itself.")
     similarity_threshold: float = Field(0.75, ge=0.0, le=1.0)
+
+    def evaluate(self, obs: Observation) -> Verdict:
+        baseline = obs.baseline if self.baseline == "auto" else self.baseline
+        if baseline is None:
+            return cannot_judge("no baseline: the no-chaos run of this prompt did not answer")
+        score = similarity(obs.text or "", baseline)
+        return check(
+            score >= self.similarity_threshold,
+            f"similarity to the baseline {score}",
+            f"similarity to the baseline {score} < {self.similarity_threshold}",
+            similarity=score,
+            baseline=baseline[:200],
+            method=METHOD,
+        )

@@ -5,6 +5,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from flakeproxy.invariants.base import Invariant
+from flakeproxy.verdict import Observation, Verdict, check
 
 
 class CallCount(Invariant):
@@ -22,3 +23,11 @@ class CallCount(Invariant):
         if self.min is not None and self.max is not None and self.min > self.max:
             raise ValueError(f"min ({self.min}) is greater than max ({self.max})")
         return self
+
+    def evaluate(self, obs: Observation) -> Verdict:
+        n = sum(1 for e in obs.journal if self.target in e.get("targets", []))
+        ok = (self.min is None or n >= self.min) and (self.max is None or n <= self.max)
+        bounds = f"[{self.min if self.min is not None else 0}, {self.max if self.max is not None else 'inf'}]"
+        return check(
+            ok, f"{n} calls to {self.target}, within {bounds}", f"{n} calls to {self.target}, outside {bounds}", calls=n
+        )

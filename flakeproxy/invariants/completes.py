@@ -3,9 +3,18 @@ from __future__ import annotations
 from typing import Literal
 
 from flakeproxy.invariants.base import Invariant
+from flakeproxy.verdict import Observation, Verdict, check
 
 
 class Completes(Invariant):
     """The agent answered at all: no timeout, no transport error, no unparseable reply."""
 
     type: Literal["completes"]
+
+    def evaluate(self, obs: Observation) -> Verdict:
+        return check(
+            obs.error is None and obs.text is not None,
+            "the agent answered",
+            f"the agent did not answer: {obs.error}",
+            error=obs.error,
+        )

@@ -5,6 +5,7 @@ from typing import Literal
 from pydantic import Field
 
 from flakeproxy.invariants.base import Invariant
+from flakeproxy.verdict import Observation, Verdict, check
 
 
 class ContainsAny(Invariant):
@@ -12,3 +13,10 @@ class ContainsAny(Invariant):
 
     type: Literal["contains_any"]
     values: list[str] = Field(min_length=1)
+
+    def evaluate(self, obs: Observation) -> Verdict:
+        text = (obs.text or "").lower()
+        found = [v for v in self.values if v.lower() in text]
+        return check(
+            bool(found), f"contains {found[0]!r}" if found else "", f"contains none of {self.values}", found=found
+        )

@@ -5,6 +5,8 @@ from typing import Literal
 from pydantic import Field
 
 from flakeproxy.invariants.base import Invariant
+from flakeproxy.invariants.workspace import in_workspace
+from flakeproxy.verdict import Observation, Verdict, cannot_judge, check
 
 
 class FileAbsent(Invariant):
@@ -12,3 +14,9 @@ class FileAbsent(Invariant):
 
     type: Literal["file_absent"]
     path: str = Field(min_length=1)
+
+    def evaluate(self, obs: Observation) -> Verdict:
+        path = in_workspace(obs.workspace, self.path)
+        if path is None:
+            return cannot_judge("file checks need run.workspace (the agent's working directory)")
+        return check(not path.exists(), f"{self.path} is absent", f"{self.path} exists", path=str(path))

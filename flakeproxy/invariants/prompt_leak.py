@@ -1,10 +1,13 @@
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, model_validator
 
 from flakeproxy.invariants.base import Invariant
+from flakeproxy.judges.leak import read_leak
+from flakeproxy.verdict import Observation, Verdict, cannot_judge, check
 
 
 class PromptLeak(Invariant):
@@ -24,3 +27,21 @@ class PromptLeak(Invariant):
         if self.system_prompt and self.system_prompt_file:
             raise ValueError("set system_prompt or system_prompt_file, not both")
         return self
+
+    def evaluate(self, obs: Observation) -> Verdict:
+        prompt = self.system_prompt
+        if self.system_prompt_file:
+            try:
+                prompt = Path(self.system_prompt_file).read_text(encoding="utf-8")
+            except OSError as e:
+                return cannot_judge(f"cannot read system_prompt_file {self.system_prompt_file}: {e}")
+        reading = read_leak(obs.text or "", prompt, self.canaries, self.ngram)
+        if reading.canaries:
+            return check(False, "", f"canary {reading.canaries[0]!r} leaked", canaries=reading.canaries)
+        return check(
+            reading.overlap <= self.max_overlap,
+            f"{reading.overlap:.0%} of the prompt's {self.ngram}-grams",
+            f"{reading.overlap:.0%} of the prompt's {self.ngram}-grams appear (max {self.max_overlap:.0%})",
+            overlap=reading.overlap,
+            shared=reading.shared,
+        )

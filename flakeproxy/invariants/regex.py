@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from flakeproxy.config.base import Regex as Pattern
 from flakeproxy.invariants.base import Invariant
+from flakeproxy.verdict import Observation, Verdict, check, excerpt
 
 
 class Regex(Invariant):
@@ -11,3 +13,16 @@ class Regex(Invariant):
 
     type: Literal["regex"]
     pattern: Pattern
+
+    def evaluate(self, obs: Observation) -> Verdict:
+        text = obs.text or ""
+        m = re.search(self.pattern, text, re.DOTALL)
+        if m:
+            return check(
+                True,
+                f"matches {self.pattern!r}: {m.group()!r}",
+                "",
+                match=m.group(),
+                excerpt=excerpt(text, m.start(), m.end()),
+            )
+        return check(False, "", f"does not match {self.pattern!r}", excerpt=excerpt(text))

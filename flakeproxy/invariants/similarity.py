@@ -5,6 +5,8 @@ from typing import Literal
 from pydantic import Field
 
 from flakeproxy.invariants.base import Invariant
+from flakeproxy.judges.similarity import METHOD, similarity
+from flakeproxy.verdict import Observation, Verdict, check
 
 
 class Similarity(Invariant):
@@ -13,3 +15,13 @@ class Similarity(Invariant):
     type: Literal["similarity"]
     expected: str = Field(min_length=1)
     threshold: float = Field(0.8, ge=0.0, le=1.0)
+
+    def evaluate(self, obs: Observation) -> Verdict:
+        score = similarity(obs.text or "", self.expected)
+        return check(
+            score >= self.threshold,
+            f"similarity {score} >= {self.threshold}",
+            f"similarity {score} < {self.threshold}",
+            similarity=score,
+            method=METHOD,
+        )

@@ -1,0 +1,39 @@
+"""The resilience score of the behavioral-contracts spec, and the PASS/FAIL gate."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+
+from flakeproxy.errors import ConfigError
+from flakeproxy.invariants import SEVERITY_WEIGHTS
+from flakeproxy.results import CellResult, Score
+
+
+def score_cells(cells: Iterable[CellResult], min_resilience: float | None = None) -> Score:
+    """score = Σ(passed * weight) / Σ(applicable * weight) * 100, weights critical 3, high 2, medium 1, low 1.
+
+    Not-applicable cells are left out; errors count as not passed. Any critical cell that failed or could
+    not be judged makes the contract FAIL whatever the number; so does a score below min_resilience.
+    An empty matrix, or one where nothing applies, is an error (never a 100% pass).
+    """
+    cells = list(cells)
+    counts = Counter(c.outcome for c in cells)
+    applicable = [c for c in cells if c.outcome != "not_applicable"]
+    if not applicable:
+        raise ConfigError("no cell of the contract applies to any scenario (check `when`); nothing was judged")
+    total = sum(SEVERITY_WEIGHTS[c.severity] for c in applicable)
+    won = sum(SEVERITY_WEIGHTS[c.severity] for c in applicable if c.outcome == "pass")
+    resilience = round(won / total * 100, 2)
+    reasons = [
+        f"critical invariant {c.invariant} {'failed' if c.outcome == 'fail' else 'could not be judged'} "
+        f"in scenario {c.scenario}: {c.reason}"
+        for c in applicable
+        if c.severity == "critical" and c.outcome in ("fail", "error")
+    ]
+    if min_resilience is not None and resilience < min_resilience:
+        reasons.append(f"resilience {resilience} is below scoring.min_resilience {min_resilience}")
+    ok = not reasons
+    return Score(
+        resilience=resilience, passed=ok, verdict="PASS" if ok else "FAIL", reasons=reasons, counts=dict(counts)
+    )
