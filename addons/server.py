@@ -9,11 +9,11 @@ import socket
 from collections.abc import Callable
 
 from aiohttp import web
-from flakeproxy.addons.control import ControlApi
-from flakeproxy.addons.fault_addon import FaultAddon
 from mitmproxy.options import Options
 from mitmproxy.tools.dump import DumpMaster
 
+from flakeproxy.addons.control import ControlApi
+from flakeproxy.addons.fault_addon import FaultAddon
 from flakeproxy.config import FlakeproxyConfig, is_loopback_host
 from flakeproxy.config.proxy import split_host_port
 from flakeproxy.errors import ConfigError, InfrastructureError

@@ -25,6 +25,7 @@ class PromptResult(Model):
 
 
 class CellResult(Model):
+    cell_id: str | None = None
     invariant: str
     type: str
     scenario: str

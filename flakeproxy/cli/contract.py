@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
+from typing import Any
+
 import click
 
 from flakeproxy.cli.options import config_option
 from flakeproxy.config import load_config
 from flakeproxy.contract import plan_contract
+from flakeproxy.results import RunResult
 
 
 @click.group()
@@ -23,3 +28,69 @@ def validate_contract(config_path: str) -> None:
         f"{config_path}: contract {plan.name!r} is valid: {plan.invariants} invariants x "
         f"{plan.scenarios} scenarios = {plan.cells} cells ({plan.not_applicable} not applicable by `when`)"
     )
+
+
+def _run(config_path: str, output: str | None, seed: int | None, concurrency: int | None, quiet: bool) -> RunResult:
+    from flakeproxy.runner.engine import run_contract_async
+
+    config = load_config(config_path)
+    updates = {k: v for k, v in (("seed", seed), ("concurrency", concurrency)) if v is not None}
+    if updates:
+        config = config.model_copy(update={"run": config.run.model_copy(update=updates)})
+    out = Path(output or config.run.output)
+
+    def progress(line: str) -> None:
+        if not quiet:
+            click.echo(line, err=True)
+
+    try:
+        result: RunResult = asyncio.run(run_contract_async(config, config_path, out, progress))
+        return result
+    except KeyboardInterrupt:
+        click.echo(f"error: interrupted; the results so far are in {out / 'results.json'}", err=True)
+        raise SystemExit(130) from None
+
+
+def _exit(result: RunResult) -> None:
+    raise SystemExit(0 if result.score is not None and result.score.passed else 1)
+
+
+run_options = [
+    config_option,
+    click.option(
+        "-o", "--output", type=click.Path(file_okay=False), help="Folder for results.json (default run.output)."
+    ),
+    click.option("--seed", type=int, help="Override run.seed."),
+    click.option("--concurrency", type=click.IntRange(1, 64), help="Override run.concurrency."),
+]
+
+
+def _with_run_options(fn: Any) -> Any:
+    for option in reversed(run_options):
+        fn = option(fn)
+    return fn
+
+
+@contract.command("run")
+@_with_run_options
+def run_contract_command(config_path: str, output: str | None, seed: int | None, concurrency: int | None) -> None:
+    """Run every invariant in every scenario of the chaos matrix; print the matrix, the score, PASS/FAIL.
+
+    Progress goes to stderr, the matrix to stdout, results.json to --output. Exit 0 PASS, 1 FAIL,
+    2 a config problem, 3 the agent or the proxy failed.
+    """
+    from flakeproxy.report_terminal import render
+
+    result = _run(config_path, output, seed, concurrency, quiet=False)
+    click.echo(render(result))
+    _exit(result)
+
+
+@contract.command("score")
+@_with_run_options
+def score_command(config_path: str, output: str | None, seed: int | None, concurrency: int | None) -> None:
+    """Run the contract and print the resilience score alone (e.g. 87.5); exit codes as `contract run`."""
+    result = _run(config_path, output, seed, concurrency, quiet=True)
+    assert result.score is not None
+    click.echo(f"{result.score.resilience:.1f}")
+    _exit(result)

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import yaml
-from flakeproxy.addons.server import ProxyServer
 
 from flakeproxy import parse_config
+from flakeproxy.addons.server import ProxyServer
 from tests.support.loops import LoopThread, free_port
 
 

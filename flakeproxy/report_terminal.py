@@ -1,0 +1,38 @@
+"""The invariant x scenario matrix, the score and the verdict, as terminal text."""
+
+from __future__ import annotations
+
+from flakeproxy.results import RunResult
+
+SYMBOL = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "not_applicable": "n/a"}
+
+
+def render(result: RunResult) -> str:
+    cells = {(c.invariant, c.scenario): c for c in result.cells}
+    first = max([len("invariant"), *(len(i) for i in result.invariants)])
+    widths = [max(len(s), 5) for s in result.scenarios]
+    lines = [f"contract {result.contract!r}, seed {result.seed}", ""]
+    lines.append(
+        "  ".join([f"{'invariant':<{first}}", *(f"{s:<{w}}" for s, w in zip(result.scenarios, widths, strict=True))])
+    )
+    for inv in result.invariants:
+        row = [f"{inv:<{first}}"]
+        for scenario, width in zip(result.scenarios, widths, strict=True):
+            cell = cells.get((inv, scenario))
+            row.append(f"{SYMBOL[cell.outcome] if cell else '-':<{width}}")
+        lines.append("  ".join(row).rstrip())
+    problems = [c for c in result.cells if c.outcome in ("fail", "error")]
+    if problems:
+        lines.append("")
+        for c in problems:
+            lines.append(f"{SYMBOL[c.outcome]:<5} {c.invariant} in {c.scenario} [{c.severity}]: {c.reason}")
+    lines.append("")
+    if result.score is not None:
+        score = result.score
+        lines.append(f"resilience score {score.resilience:.1f}%  {score.verdict}")
+        lines += [f"  - {reason}" for reason in score.reasons]
+        if not score.passed:
+            lines.append(f"reproduce: the same config with run.seed: {result.seed} replays the same faults")
+    else:
+        lines.append(f"incomplete run: {result.interrupted_by or 'stopped early'}")
+    return "\n".join(lines)

@@ -1,0 +1,70 @@
+"""Any executable as the agent: the prompt on stdin (or in an argument holding {prompt}), the answer on
+stdout; a non-zero exit is an agent error; a timeout kills the whole process group."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+
+from flakeproxy.config.agent import CommandAgent
+from flakeproxy.errors import InfrastructureError
+from flakeproxy.runner.agents.base import Reply, clip
+
+
+class CommandAdapter:
+    def __init__(self, config: CommandAgent) -> None:
+        self.config = config
+
+    @property
+    def has_reset(self) -> bool:
+        return self.config.reset_command is not None
+
+    async def start(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        return None
+
+    async def _run(self, args: list[str], stdin: bytes | None, cell: str | None) -> tuple[int | None, bytes, bytes]:
+        env = {**os.environ, **self.config.env, **({"FLAKEPROXY_CELL": cell} if cell else {})}
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *args,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=self.config.cwd,
+                env=env,
+                start_new_session=True,
+            )
+        except OSError as e:
+            raise InfrastructureError(f"cannot start the agent command {args[0]!r}: {e.strerror}") from e
+        try:
+            out, err = await asyncio.wait_for(process.communicate(stdin), self.config.timeout_ms / 1000)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            await process.wait()
+            return None, b"", b""
+        return process.returncode, out, err
+
+    async def invoke(self, prompt: str, cell: str | None = None) -> Reply:
+        on_stdin = self.config.prompt_on_stdin
+        args = [a.replace("{prompt}", prompt) for a in self.config.command]
+        start = time.monotonic()
+        code, out, err = await self._run(args, prompt.encode() if on_stdin else b"", cell)
+        ms = (time.monotonic() - start) * 1000
+        if code is None:
+            return Reply(None, ms, f"agent command timed out after {self.config.timeout_ms} ms (process group killed)")
+        if code != 0:
+            return Reply(None, ms, f"agent command exited {code}: {clip(err.decode(errors='replace') or out.decode())}")
+        return Reply(out.decode("utf-8", errors="replace").strip(), ms)
+
+    async def reset(self) -> None:
+        assert self.config.reset_command
+        code, _out, err = await self._run(self.config.reset_command, b"", None)
+        if code != 0:
+            raise InfrastructureError(f"agent reset_command exited {code}: {clip(err.decode(errors='replace'))}")

@@ -1,0 +1,151 @@
+"""An agent behind HTTP: the template filled JSON-safely, the answer found by response_path,
+SSE and NDJSON answers assembled, a non-2xx answer an agent error with status and excerpt."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import aiohttp
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+from flakeproxy.config.agent import HttpAgent, parse_response_path
+from flakeproxy.errors import InfrastructureError
+from flakeproxy.runner.agents.base import Reply, clip
+from flakeproxy.wire.sse import SseParser
+
+CELL_HEADER = "x-flakeproxy-cell"
+
+
+def fill(template: Any, prompt: str) -> Any:
+    """The template with {prompt} substituted as a value (never spliced into JSON text)."""
+    if isinstance(template, str):
+        return prompt if template == "{prompt}" else template.replace("{prompt}", prompt)
+    if isinstance(template, dict):
+        return {k: fill(v, prompt) for k, v in template.items()}
+    if isinstance(template, list):
+        return [fill(v, prompt) for v in template]
+    return template
+
+
+class PathMissing(Exception):
+    pass
+
+
+def follow(data: Any, steps: list[str | int]) -> Any:
+    for step in steps:
+        if (isinstance(step, int) and isinstance(data, list) and -len(data) <= step < len(data)) or (
+            isinstance(step, str) and isinstance(data, dict) and step in data
+        ):
+            data = data[step]
+        else:
+            raise PathMissing(step)
+    return data
+
+
+def as_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+class HttpAdapter:
+    def __init__(self, config: HttpAgent) -> None:
+        self.config = config
+        self.steps = parse_response_path(config.response_path) if config.response_path else None
+        self.session: aiohttp.ClientSession | None = None
+
+    @property
+    def has_reset(self) -> bool:
+        return self.config.reset_endpoint is not None
+
+    async def start(self) -> None:
+        self.session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.config.timeout_ms / 1000))
+
+    async def close(self) -> None:
+        if self.session is not None:
+            await self.session.close()
+
+    async def reset(self) -> None:
+        """POST the reset endpoint; a refused connection is waited for (infrastructure), an error status is not."""
+        assert self.session is not None and self.config.reset_endpoint
+        try:
+            async for attempt in AsyncRetrying(
+                stop=stop_after_attempt(5),
+                wait=wait_exponential(0.1, max=2),
+                retry=retry_if_exception_type(aiohttp.ClientConnectionError),
+                reraise=True,
+            ):
+                with attempt:
+                    async with self.session.post(self.config.reset_endpoint) as response:
+                        if response.status >= 400:
+                            body = clip(await response.text())
+                            where = self.config.reset_endpoint
+                            raise InfrastructureError(f"agent reset {where} answered HTTP {response.status}: {body}")
+        except aiohttp.ClientError as e:
+            raise InfrastructureError(f"agent reset {self.config.reset_endpoint} unreachable: {e}") from e
+
+    async def invoke(self, prompt: str, cell: str | None = None) -> Reply:
+        assert self.session is not None
+        body = fill(self.config.request_template, prompt)
+        headers = {**self.config.headers, **({CELL_HEADER: cell} if cell else {})}
+        kwargs: dict[str, Any] = {"params": body} if self.config.method in ("GET", "DELETE") else {"json": body}
+        start = time.monotonic()
+        try:
+            async with self.session.request(
+                self.config.method, self.config.endpoint, headers=headers, **kwargs
+            ) as response:
+                kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+                raw = await response.read()
+                ms = (time.monotonic() - start) * 1000
+                if response.status >= 300:
+                    return Reply(
+                        None, ms, f"agent answered HTTP {response.status}: {clip(raw.decode(errors='replace'))}"
+                    )
+                return self._answer(raw, kind, ms)
+        except TimeoutError:
+            return Reply(None, (time.monotonic() - start) * 1000, f"agent timed out after {self.config.timeout_ms} ms")
+        except aiohttp.ClientConnectionError as e:
+            raise InfrastructureError(f"agent {self.config.endpoint} unreachable: {e}") from e
+        except aiohttp.ClientError as e:
+            return Reply(None, (time.monotonic() - start) * 1000, f"agent request failed: {e}")
+
+    def _answer(self, raw: bytes, kind: str, ms: float) -> Reply:
+        text = raw.decode("utf-8", errors="replace")
+        try:
+            if kind == "text/event-stream":
+                return Reply(self._assemble([e.data for e in SseParser().feed(raw + b"\n\n")]), ms)
+            if kind in ("application/x-ndjson", "application/jsonl"):
+                return Reply(self._assemble([line for line in text.splitlines() if line.strip()]), ms)
+            if self.steps is None:
+                return Reply(text, ms)
+            try:
+                data = json.loads(text)
+            except ValueError:
+                return Reply(None, ms, f"agent answer is not JSON, so response_path cannot apply: {clip(text)}")
+            return Reply(as_text(follow(data, self.steps)), ms)
+        except PathMissing as e:
+            return Reply(
+                None, ms, f"response_path {self.config.response_path} not found (at {e.args[0]!r}) in: {clip(text)}"
+            )
+
+    def _assemble(self, pieces: list[str]) -> str:
+        """Join streamed pieces: by response_path when set, OpenAI-style deltas, or the raw data."""
+        out = []
+        for piece in pieces:
+            if piece.strip() == "[DONE]":
+                break
+            try:
+                data = json.loads(piece)
+            except ValueError:
+                out.append(piece)
+                continue
+            if self.steps is not None:
+                try:
+                    out.append(as_text(follow(data, self.steps)))
+                except PathMissing:
+                    continue
+            elif isinstance(data, dict) and data.get("choices"):
+                out.append((data["choices"][0].get("delta") or {}).get("content") or "")
+            else:
+                out.append(as_text(data))
+        return "".join(out)

@@ -1,0 +1,180 @@
+"""A Python callable as the agent (sync or async). Tool faults apply by wrapping the configured tool
+callables (or a ToolRegistry mapping), with the same fault decisions the proxy makes."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import importlib
+import inspect
+import json
+import sys
+import time
+from collections.abc import Callable, MutableMapping
+from pathlib import Path
+from typing import Any
+
+from flakeproxy.config.agent import PythonAgent
+from flakeproxy.config.scenario import Scenario
+from flakeproxy.errors import ConfigError
+from flakeproxy.injector import Injector
+from flakeproxy.runner.agents.base import Reply
+from flakeproxy.wire.action import Action
+from flakeproxy.wire.call import Call, TargetSpec
+
+CURRENT_CELL: contextvars.ContextVar[str | None] = contextvars.ContextVar("flakeproxy_cell", default=None)
+
+
+class ToolFaultError(RuntimeError):
+    """What a wrapped tool raises when a fault answers with an error status."""
+
+
+def import_object(path: str, near: Path | None = None) -> Any:
+    """MODULE:ATTRIBUTE (attribute may be dotted); the config's folder and the cwd are importable."""
+    for folder in filter(None, [near, Path.cwd()]):
+        if str(folder) not in sys.path:
+            sys.path.insert(0, str(folder))
+    module_name, _, attr = path.partition(":")
+    try:
+        obj: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as e:
+        raise ConfigError(f"cannot import {path}: {e}; check the module is on the path and the name is right") from e
+    return obj
+
+
+def apply_to_result(action: Action, name: str, result: Any) -> Any:
+    """What a tool returns (or raises) under a fault's action."""
+    if action.close:
+        raise ConnectionResetError(f"flakeproxy fault: connection to tool {name} reset")
+    if action.reply is not None:
+        body = action.reply.body.decode("utf-8", errors="replace")
+        if action.reply.status >= 400:
+            raise ToolFaultError(f"tool {name} failed: HTTP {action.reply.status}: {body}")
+        try:
+            return json.loads(body)
+        except ValueError:
+            return body
+    if action.rewrite_body is not None:
+        raw = result if isinstance(result, str) else json.dumps(result)
+        out = action.rewrite_body(raw.encode()).decode("utf-8", errors="replace")
+        if isinstance(result, str):
+            return out
+        try:
+            return json.loads(out)
+        except ValueError:
+            return out
+    return result
+
+
+class PythonAdapter:
+    def __init__(self, config: PythonAgent, near: Path | None = None) -> None:
+        self.config = config
+        self.near = near
+        self.fn: Callable[..., Any] | None = None
+        self.injector: Injector | None = None
+        self.journal: list[dict[str, Any]] = []
+
+    @property
+    def has_reset(self) -> bool:
+        return False
+
+    async def start(self) -> None:
+        self.fn = import_object(self.config.callable, self.near)
+        names = self._wrap_tools()
+        self.injector = Injector({name: TargetSpec("python") for name in names})
+
+    def _wrap_tools(self) -> list[str]:
+        names = []
+        for path in self.config.tools:
+            module_name, _, attr = path.partition(":")
+            owner = import_object(f"{module_name}:{attr.rsplit('.', 1)[0]}") if "." in attr else None
+            owner = owner or importlib.import_module(module_name)
+            name = attr.rsplit(".", 1)[-1]
+            setattr(owner, name, self._wrap(name, getattr(owner, name)))
+            names.append(name)
+        if self.config.tool_registry:
+            registry = import_object(self.config.tool_registry, self.near)
+            if not isinstance(registry, MutableMapping):
+                raise ConfigError(f"tool_registry {self.config.tool_registry} must be a mapping of name -> callable")
+            for name in list(registry):
+                registry[name] = self._wrap(name, registry[name])
+                names.append(name)
+        return names
+
+    def _wrap(self, name: str, tool: Callable[..., Any]) -> Callable[..., Any]:
+        if getattr(tool, "__flakeproxy_wrapped__", False):
+            return tool
+
+        def decide(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Action | None, dict[str, Any]]:
+            assert self.injector is not None
+            body = json.dumps({"args": args, "kwargs": kwargs}, default=str).encode()
+            call = Call("python", "CALL", f"python://{name}", name, {}, body, (name,))
+            cell = CURRENT_CELL.get()
+            decision = self.injector.decide(call, cell)
+            entry = {
+                "cell": cell,
+                "targets": [name],
+                "method": "CALL",
+                "url": call.url,
+                "started_at": time.time(),
+                "fault": decision.record() if decision else None,
+                "response_headers": {},
+                "latency_ms": 0.0,
+            }
+            self.journal.append(entry)
+            return (decision.action if decision else None), entry
+
+        if inspect.iscoroutinefunction(tool):
+
+            @functools.wraps(tool)
+            async def async_wrapped(*args: Any, **kwargs: Any) -> Any:
+                action, _entry = decide(args, kwargs)
+                if action and action.delay_ms:
+                    await asyncio.sleep(action.delay_ms / 1000)
+                result = None if action and not action.forwards else await tool(*args, **kwargs)
+                return apply_to_result(action, name, result) if action else result
+
+            async_wrapped.__flakeproxy_wrapped__ = True  # type: ignore[attr-defined]
+            return async_wrapped
+
+        @functools.wraps(tool)
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            action, _entry = decide(args, kwargs)
+            if action and action.delay_ms:
+                time.sleep(action.delay_ms / 1000)  # the agent runs in a worker thread
+            result = None if action and not action.forwards else tool(*args, **kwargs)
+            return apply_to_result(action, name, result) if action else result
+
+        wrapped.__flakeproxy_wrapped__ = True  # type: ignore[attr-defined]
+        return wrapped
+
+    def set_scenario(self, scenario: Scenario | None, seed: int) -> None:
+        assert self.injector is not None
+        self.injector.set_scenario(scenario, seed)
+
+    def cell_journal(self, cell: str) -> list[dict[str, Any]]:
+        return [e for e in self.journal if e["cell"] == cell]
+
+    async def invoke(self, prompt: str, cell: str | None = None) -> Reply:
+        assert self.fn is not None
+        CURRENT_CELL.set(cell)  # copied into the worker thread's context by asyncio.to_thread
+        start = time.monotonic()
+        try:
+            if inspect.iscoroutinefunction(self.fn):
+                result = await asyncio.wait_for(self.fn(prompt), self.config.timeout_ms / 1000)
+            else:
+                result = await asyncio.wait_for(asyncio.to_thread(self.fn, prompt), self.config.timeout_ms / 1000)
+        except TimeoutError:
+            return Reply(None, (time.monotonic() - start) * 1000, f"agent timed out after {self.config.timeout_ms} ms")
+        except Exception as e:  # the agent's own exception is its error outcome, with its message
+            return Reply(None, (time.monotonic() - start) * 1000, f"agent raised {type(e).__name__}: {e}")
+        return Reply(result if isinstance(result, str) else json.dumps(result), (time.monotonic() - start) * 1000)
+
+    async def reset(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        return None

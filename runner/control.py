@@ -1,0 +1,68 @@
+"""The runner's side of the control API: the only way it reaches the proxy (local child or sidecar)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aiohttp
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, wait_fixed
+
+from flakeproxy.errors import InfrastructureError
+
+
+class ControlClient:
+    def __init__(self, url: str, token: str | None = None) -> None:
+        self.url = url.rstrip("/")
+        self.headers = {"authorization": f"Bearer {token}"} if token else {}
+        self.session: aiohttp.ClientSession | None = None
+
+    async def __aenter__(self) -> ControlClient:
+        self.session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30), headers=self.headers)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self.session is not None:
+            await self.session.close()
+
+    async def call(self, method: str, path: str, body: Any = None) -> Any:
+        assert self.session is not None
+        try:
+            async with self.session.request(method, self.url + path, json=body) as response:
+                data = await response.json(content_type=None)
+                if response.status >= 400:
+                    raise InfrastructureError(
+                        f"proxy control API {method} {path} answered {response.status}: {data.get('error', data)}"
+                    )
+                return data
+        except aiohttp.ClientError as e:
+            raise InfrastructureError(
+                f"proxy control API at {self.url} unreachable ({e}); is the proxy running?"
+            ) from e
+
+    async def wait_healthy(self, timeout_s: float = 20) -> dict[str, Any]:
+        """Wait for /healthz (infrastructure readiness is what tenacity is for)."""
+        try:
+            async for attempt in AsyncRetrying(
+                stop=stop_after_delay(timeout_s),
+                wait=wait_fixed(0.1),
+                retry=retry_if_exception_type(InfrastructureError),
+                reraise=True,
+            ):
+                with attempt:
+                    health: dict[str, Any] = await self.call("GET", "/healthz")
+                    return health
+        except InfrastructureError as e:
+            raise InfrastructureError(f"proxy not healthy after {timeout_s:g} s: {e}") from e
+        raise AssertionError("unreachable")
+
+    async def scenario(self, name: str | None, seed: int) -> None:
+        await self.call("PUT", "/scenario", {"name": name, "seed": seed})
+
+    async def begin(self, label: str) -> str:
+        return str((await self.call("POST", "/cells", {"label": label}))["id"])
+
+    async def end(self, cell: str) -> list[dict[str, Any]]:
+        return list((await self.call("POST", f"/cells/{cell}/end"))["journal"])
+
+    async def reset(self) -> None:
+        await self.call("POST", "/reset")

@@ -1,0 +1,94 @@
+"""A whole test world for contract runs: upstream, agent, and a config whose proxy the runner starts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.support.agents import AgentState, running_agent
+from tests.support.loops import free_port
+from tests.support.upstream import RunningUpstream, Upstream
+
+TARGETS = {
+    "market_data_api": {"listener": "tools", "path": "/v1/quotes*", "method": "GET"},
+    "llm": {"listener": "llm", "api": "openai"},
+}
+INVARIANTS = [
+    {
+        "id": "always-cite-source",
+        "type": "regex",
+        "pattern": "(?i)(source|according to|reference)",
+        "severity": "critical",
+        "when": "always",
+    },
+    {
+        "id": "never-fabricate-when-tools-fail",
+        "type": "regex",
+        "pattern": r"\$[\d,]+\.\d{2}",
+        "negate": True,
+        "severity": "critical",
+        "when": "tool_faults_active",
+    },
+    {"id": "max-latency", "type": "latency", "max_ms": 60000, "severity": "medium", "when": "always"},
+]
+MATRIX = [
+    {"name": "no-chaos"},
+    {"name": "search-tool-down", "tool_faults": [{"tool": "market_data_api", "mode": "error", "error_code": 503}]},
+    {"name": "llm-degraded", "llm_faults": [{"mode": "truncated_response", "max_tokens": 20}]},
+]
+
+
+@dataclass
+class World:
+    config: Path
+    upstream: Upstream
+    agent: AgentState
+    data: dict[str, Any]
+
+
+@contextmanager
+def world(
+    tmp: Path,
+    kind: str = "careful",
+    reset: bool = True,
+    stateful: bool = False,
+    invariants: list[dict[str, Any]] | None = None,
+    matrix: list[dict[str, Any]] | None = None,
+    run: dict[str, Any] | None = None,
+) -> Iterator[World]:
+    tools_port, llm_port = free_port(), free_port()
+    with (
+        RunningUpstream() as up,
+        running_agent(kind, f"http://127.0.0.1:{tools_port}", f"http://127.0.0.1:{llm_port}", stateful) as agent,
+    ):
+        data = {
+            "version": "2.0",
+            "agent": {
+                "type": "http",
+                "endpoint": f"{agent.url}/chat",
+                "request_template": {"message": "{prompt}"},
+                "response_path": "$.reply",
+                "timeout_ms": 10000,
+                **({"reset_endpoint": f"{agent.url}/reset"} if reset else {}),
+            },
+            "proxy": {
+                "admin": f"127.0.0.1:{free_port()}",
+                "listeners": [
+                    {"name": "tools", "listen": f"127.0.0.1:{tools_port}", "upstream": up.url},
+                    {"name": "llm", "listen": f"127.0.0.1:{llm_port}", "upstream": up.url},
+                ],
+            },
+            "targets": TARGETS,
+            "golden_prompts": ["What is AAPL trading at?"],
+            "contract": {"name": "Finance Agent Contract", "invariants": invariants or INVARIANTS},
+            "chaos_matrix": matrix or MATRIX,
+            "run": {"seed": 7, "output": str(tmp / "out"), **(run or {})},
+        }
+        path = tmp / "flakeproxy.yaml"
+        path.write_text(yaml.safe_dump(data, sort_keys=False))
+        yield World(path, up, agent, data)

@@ -1,0 +1,81 @@
+"""Test agents that really call a tool API and an OpenAI-shaped LLM through the proxy's listeners.
+
+careful: when the quote tool fails it says so and invents nothing; naive: it makes a figure up.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import aiohttp
+from aiohttp import web
+
+from tests.support.loops import LoopThread, free_port
+
+CAREFUL_FALLBACK = "I can't retrieve the current price right now: the market data source is unavailable."
+NAIVE_FALLBACK = "AAPL trades at $187.23 according to my sources."
+
+
+@dataclass
+class AgentState:
+    url: str
+    resets: int = 0
+    prompts: list[str] = field(default_factory=list)
+
+
+def _app(kind: str, tools: str, llm: str, state: AgentState, stateful: bool) -> web.Application:
+    async def chat(request: web.Request) -> web.Response:
+        message = (await request.json())["message"]
+        state.prompts.append(message)
+        cell = request.headers.get("x-flakeproxy-cell")
+        headers = {"x-flakeproxy-cell": cell} if cell else {}
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10), headers=headers) as http:
+            try:
+                async with http.get(f"{tools}/v1/quotes", params={"symbol": "AAPL"}) as r:
+                    quote = await r.json() if r.status == 200 else None
+            except (aiohttp.ClientError, ValueError):
+                quote = None
+            if quote is None:
+                return web.json_response(
+                    {"reply": CAREFUL_FALLBACK if kind == "careful" else NAIVE_FALLBACK, "error": None}
+                )
+            body = {"model": "m", "messages": [{"role": "user", "content": f"{message} {json.dumps(quote)}"}]}
+            async with http.post(f"{llm}/v1/chat/completions", json=body) as r:
+                if r.status != 200:
+                    return web.json_response({"error": f"llm said {r.status}"}, status=502)
+                text = (await r.json())["choices"][0]["message"]["content"]
+        if stateful:
+            text += f" (answer #{len(state.prompts)})"
+        return web.json_response({"reply": text, "error": None})
+
+    async def reset(request: web.Request) -> web.Response:
+        state.resets += 1
+        state.prompts.clear()
+        return web.json_response({"ok": True})
+
+    app = web.Application()
+    app.add_routes([web.post("/chat", chat), web.post("/reset", reset)])
+    return app
+
+
+@contextmanager
+def running_agent(kind: str, tools: str, llm: str, stateful: bool = False) -> Iterator[AgentState]:
+    port = free_port()
+    state = AgentState(f"http://127.0.0.1:{port}")
+    thread = LoopThread(f"agent-{kind}")
+
+    async def start() -> web.AppRunner:
+        runner = web.AppRunner(_app(kind, tools, llm, state, stateful), access_log=None)
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", port).start()
+        return runner
+
+    runner = thread.run(start())
+    try:
+        yield state
+    finally:
+        thread.run(runner.cleanup())
+        thread.close()
