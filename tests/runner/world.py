@@ -60,11 +60,14 @@ def world(
     invariants: list[dict[str, Any]] | None = None,
     matrix: list[dict[str, Any]] | None = None,
     run: dict[str, Any] | None = None,
+    delay_s: float = 0.0,
 ) -> Iterator[World]:
     tools_port, llm_port = free_port(), free_port()
     with (
         RunningUpstream() as up,
-        running_agent(kind, f"http://127.0.0.1:{tools_port}", f"http://127.0.0.1:{llm_port}", stateful) as agent,
+        running_agent(
+            kind, f"http://127.0.0.1:{tools_port}", f"http://127.0.0.1:{llm_port}", stateful, delay_s
+        ) as agent,
     ):
         data = {
             "version": "2.0",
@@ -89,6 +92,7 @@ def world(
             "chaos_matrix": matrix or MATRIX,
             "run": {"seed": 7, "output": str(tmp / "out"), **(run or {})},
         }
+        tmp.mkdir(parents=True, exist_ok=True)
         path = tmp / "flakeproxy.yaml"
         path.write_text(yaml.safe_dump(data, sort_keys=False))
         yield World(path, up, agent, data)

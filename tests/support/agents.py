@@ -5,6 +5,7 @@ careful: when the quote tool fails it says so and invents nothing; naive: it mak
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,10 +25,22 @@ class AgentState:
     url: str
     resets: int = 0
     prompts: list[str] = field(default_factory=list)
+    inflight: int = 0
+    max_inflight: int = 0
 
 
-def _app(kind: str, tools: str, llm: str, state: AgentState, stateful: bool) -> web.Application:
+def _app(kind: str, tools: str, llm: str, state: AgentState, stateful: bool, delay_s: float) -> web.Application:
     async def chat(request: web.Request) -> web.Response:
+        state.inflight += 1
+        state.max_inflight = max(state.max_inflight, state.inflight)
+        try:
+            if delay_s:
+                await asyncio.sleep(delay_s)
+            return await answer(request)
+        finally:
+            state.inflight -= 1
+
+    async def answer(request: web.Request) -> web.Response:
         message = (await request.json())["message"]
         state.prompts.append(message)
         cell = request.headers.get("x-flakeproxy-cell")
@@ -62,13 +75,15 @@ def _app(kind: str, tools: str, llm: str, state: AgentState, stateful: bool) -> 
 
 
 @contextmanager
-def running_agent(kind: str, tools: str, llm: str, stateful: bool = False) -> Iterator[AgentState]:
+def running_agent(
+    kind: str, tools: str, llm: str, stateful: bool = False, delay_s: float = 0.0
+) -> Iterator[AgentState]:
     port = free_port()
     state = AgentState(f"http://127.0.0.1:{port}")
     thread = LoopThread(f"agent-{kind}")
 
     async def start() -> web.AppRunner:
-        runner = web.AppRunner(_app(kind, tools, llm, state, stateful), access_log=None)
+        runner = web.AppRunner(_app(kind, tools, llm, state, stateful, delay_s), access_log=None)
         await runner.setup()
         await web.TCPSite(runner, "127.0.0.1", port).start()
         return runner
