@@ -100,24 +100,23 @@ def _check_matrix(config: FlakeproxyConfig) -> None:
         )
     base = config.matrix_loc
     _unique([s.name for s in config.matrix], lambda i: (*base, i, "name"), "scenario name")
-    uses_tool_faults = False
-    for i, scenario in enumerate(config.matrix):
-        for j, tool_fault in enumerate(scenario.tool_faults):
-            _check_fault(config, tool_fault, (*base, i, "tool_faults", j), llm_side=False)
-            uses_tool_faults = True
-        for j, llm_fault in enumerate(scenario.llm_faults):
-            _check_fault(config, llm_fault, (*base, i, "llm_faults", j), llm_side=True)
-        for j, attack in enumerate(scenario.context_attacks):
-            llm_side = isinstance(attack, LLM_ATTACKS)
-            _check_fault(config, attack, (*base, i, "context_attacks", j), llm_side=llm_side)
-            uses_tool_faults = uses_tool_faults or not llm_side
     agent = config.agent
+    uses_tool_faults = any(
+        s.tool_faults or any(not isinstance(a, LLM_ATTACKS) for a in s.context_attacks) for s in config.matrix
+    )
     if uses_tool_faults and isinstance(agent, PythonAgent) and not (agent.tools or agent.tool_registry):
         raise CrossCheckError(
             ("agent",),
             "tool faults on a python agent need agent.tools (a list of MODULE:CALLABLE) or "
             "agent.tool_registry (MODULE:REGISTRY) so flakeproxy can wrap the tools",
         )
+    for i, scenario in enumerate(config.matrix):
+        for j, tool_fault in enumerate(scenario.tool_faults):
+            _check_fault(config, tool_fault, (*base, i, "tool_faults", j), llm_side=False)
+        for j, llm_fault in enumerate(scenario.llm_faults):
+            _check_fault(config, llm_fault, (*base, i, "llm_faults", j), llm_side=True)
+        for j, attack in enumerate(scenario.context_attacks):
+            _check_fault(config, attack, (*base, i, "context_attacks", j), llm_side=isinstance(attack, LLM_ATTACKS))
 
 
 def _check_invariants(config: FlakeproxyConfig) -> None:

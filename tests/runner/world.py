@@ -61,6 +61,7 @@ def world(
     matrix: list[dict[str, Any]] | None = None,
     run: dict[str, Any] | None = None,
     delay_s: float = 0.0,
+    agent_config: dict[str, Any] | None = None,
 ) -> Iterator[World]:
     tools_port, llm_port = free_port(), free_port()
     with (
@@ -93,6 +94,8 @@ def world(
             "run": {"seed": 7, "output": str(tmp / "out"), **(run or {})},
         }
         tmp.mkdir(parents=True, exist_ok=True)
+        if agent_config is not None:
+            data["agent"] = agent_config
         path = tmp / "flakeproxy.yaml"
         path.write_text(yaml.safe_dump(data, sort_keys=False))
         yield World(path, up, agent, data)

@@ -1,0 +1,165 @@
+"""The agent adapters against real agents: an HTTP server, a child process, a Python callable."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from flakeproxy import InfrastructureError
+from flakeproxy.config.agent import CommandAgent, HttpAgent
+from flakeproxy.runner.agents.base import Reply
+from flakeproxy.runner.agents.command import CommandAdapter
+from flakeproxy.runner.agents.http import HttpAdapter
+from tests.support.loops import LoopThread, free_port
+
+PROMPT = 'He said "hi"\nthen left. Ünïcödé ✓ {braces} \\ back'
+
+
+@contextmanager
+def http_agent() -> Iterator[tuple[str, list[Any]]]:
+    seen: list[Any] = []
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        seen.append(body)
+        mode = request.match_info["mode"]
+        if mode == "json":
+            return web.json_response({"reply": body["input"]["text"], "error": None})
+        if mode == "nested":
+            return web.json_response({"data": {"answers": [{"text": "second"}, {"text": "deep"}]}})
+        if mode == "fail":
+            return web.json_response({"error": "boom"}, status=503)
+        if mode == "sse":
+            response = web.StreamResponse(headers={"content-type": "text/event-stream"})
+            await response.prepare(request)
+            for word in ("Hello", " there", "!"):
+                await response.write(f"data: {json.dumps({'delta': word})}\n\n".encode())
+            await response.write(b"data: [DONE]\n\n")
+            return response
+        if mode == "ndjson":
+            lines = "".join(json.dumps({"delta": w}) + "\n" for w in ("a", "b", "c"))
+            return web.Response(text=lines, content_type="application/x-ndjson")
+        await asyncio.sleep(5)
+        return web.json_response({})
+
+    port = free_port()
+    thread = LoopThread("http-agent")
+
+    async def start() -> web.AppRunner:
+        app = web.Application()
+        app.add_routes([web.post("/{mode}", handle)])
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", port).start()
+        return runner
+
+    runner = thread.run(start())
+    try:
+        yield f"http://127.0.0.1:{port}", seen
+    finally:
+        thread.run(runner.cleanup())
+        thread.close()
+
+
+def ask_http(url: str, mode: str, path: str | None, timeout_ms: int = 5000, **extra: Any) -> Reply:
+    config = HttpAgent.model_validate(
+        {
+            "type": "http",
+            "endpoint": f"{url}/{mode}",
+            "response_path": path,
+            "request_template": {"input": {"text": "{prompt}", "n": 1}},
+            "timeout_ms": timeout_ms,
+            **extra,
+        }
+    )
+
+    async def go() -> Reply:
+        adapter = HttpAdapter(config)
+        await adapter.start()
+        try:
+            return await adapter.invoke(PROMPT)
+        finally:
+            await adapter.close()
+
+    return asyncio.run(go())
+
+
+def test_http_template_is_json_safe_and_error_null_is_not_an_error() -> None:
+    with http_agent() as (url, seen):
+        reply = ask_http(url, "json", "$.reply")
+    assert seen == [{"input": {"text": PROMPT, "n": 1}}]
+    assert reply == Reply(PROMPT, reply.latency_ms, None)
+
+
+@pytest.mark.parametrize(
+    ("mode", "path", "text"),
+    [("nested", "$.data.answers[1].text", "deep"), ("sse", "$.delta", "Hello there!"), ("ndjson", "$.delta", "abc")],
+)
+def test_http_answers_are_found_and_assembled(mode: str, path: str, text: str) -> None:
+    with http_agent() as (url, _):
+        assert ask_http(url, mode, path).text == text
+
+
+def test_http_errors_are_agent_errors_with_a_reason() -> None:
+    with http_agent() as (url, _):
+        assert ask_http(url, "fail", "$.reply").error == 'agent answered HTTP 503: {"error": "boom"}'
+        missing = ask_http(url, "json", "$.answer")
+        assert missing.text is None and "response_path $.answer not found (at 'answer')" in (missing.error or "")
+        slow = ask_http(url, "slow", "$.reply", timeout_ms=200)
+        assert slow.error == "agent timed out after 200 ms"
+
+
+def test_http_unreachable_agent_is_infrastructure() -> None:
+    with pytest.raises(InfrastructureError, match="unreachable"):
+        ask_http(f"http://127.0.0.1:{free_port()}", "json", "$.reply")
+
+
+def run_command(command: list[str], timeout_ms: int = 5000) -> Reply:
+    adapter = CommandAdapter(
+        CommandAgent.model_validate({"type": "command", "command": command, "timeout_ms": timeout_ms})
+    )
+    return asyncio.run(adapter.invoke(PROMPT))
+
+
+def test_command_prompt_on_stdin_or_in_an_argument() -> None:
+    echo = "import sys; print(sys.stdin.read().upper())"
+    assert run_command([sys.executable, "-c", echo]).text == PROMPT.upper()
+    assert run_command([sys.executable, "-c", "import sys; print(sys.argv[1][::-1])", "{prompt}"]).text == PROMPT[::-1]
+
+
+def test_command_nonzero_exit_is_an_agent_error() -> None:
+    reply = run_command([sys.executable, "-c", "import sys; sys.stderr.write('no key'); sys.exit(4)"])
+    assert reply.text is None and reply.error == "agent command exited 4: no key"
+
+
+def test_command_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
+    pidfile = tmp_path / "child.pid"
+    script = (
+        "import subprocess, sys, time; "
+        f"p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
+        f"open({str(pidfile)!r}, 'w').write(str(p.pid)); time.sleep(60)"
+    )
+    start = time.monotonic()
+    reply = run_command([sys.executable, "-c", script], timeout_ms=1500)
+    assert time.monotonic() - start < 10
+    assert reply.error == "agent command timed out after 1500 ms (process group killed)"
+    grandchild = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            os.kill(grandchild, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError(f"the agent's own child {grandchild} is still alive")
