@@ -18,9 +18,13 @@ from flakeproxy.wire.call import Call, TargetSpec
 SHARED = "_"  # counter key for requests that belong to no single cell
 
 
-def fault_seed(seed: int, scenario: str, section: str, index: int, call_index: int) -> int:
-    """The seed of one decision: the same run seed gives the same faults, call for call."""
-    digest = hashlib.sha256(f"{seed}|{scenario}|{section}|{index}|{call_index}".encode()).digest()
+def fault_seed(seed: int, scenario: str, section: str, index: int, call_index: int, cell: str = "") -> int:
+    """The seed of one decision: the same run seed gives the same faults, call for call.
+
+    `cell` is the cell's label (stable across runs, e.g. "invariant x scenario"), so that cells draw
+    different faults from one another while each replays exactly.
+    """
+    digest = hashlib.sha256(f"{seed}|{scenario}|{section}|{index}|{call_index}|{cell}".encode()).digest()
     return int.from_bytes(digest[:8], "big")
 
 
@@ -124,7 +128,7 @@ class Injector:
                 continue
             if fault.times is not None and cell.fired.get(key, 0) >= fault.times:
                 continue
-            seed = fault_seed(self.seed, self.scenario.name, section, index, n)
+            seed = fault_seed(self.seed, self.scenario.name, section, index, n, cell.label or "")
             rng = random.Random(seed)
             if rng.random() >= fault.probability:
                 continue

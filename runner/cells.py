@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,7 +73,7 @@ class CellRunner:
     async def run(self, invariant: Invariant, scenario: Scenario) -> CellResult:
         await self.reset()
         label = f"{invariant.id} x {scenario.name}"
-        cell = await self.control.begin(label) if self.control else f"local-{id(invariant)}-{time.monotonic_ns()}"
+        cell = await self.control.begin(label) if self.control else label
         replies: list[tuple[str, Reply]] = []
         for prompt in self.prompts(invariant):
             replies.append((prompt, await self.agent.invoke(prompt, cell)))

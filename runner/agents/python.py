@@ -160,6 +160,9 @@ class PythonAdapter:
 
     async def invoke(self, prompt: str, cell: str | None = None) -> Reply:
         assert self.fn is not None
+        assert self.injector is not None
+        if cell is not None and cell not in self.injector.cells:
+            self.injector.begin_cell(label=cell, cell_id=cell)  # counters (after_calls, times) per cell
         CURRENT_CELL.set(cell)  # copied into the worker thread's context by asyncio.to_thread
         start = time.monotonic()
         try:
