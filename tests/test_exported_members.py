@@ -16,6 +16,8 @@ def test_public_names() -> None:
             "config_schema",
             "load_config",
             "parse_config",
+            "run_contract",
+            "RunResult",
         ]
     )
     for name in flakeproxy.__all__:

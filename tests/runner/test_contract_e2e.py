@@ -68,3 +68,12 @@ def test_contract_score_prints_the_number_alone(tmp_path: Path) -> None:
         )
     assert out.returncode == 0, out.stderr
     assert out.stdout == "100.0\n"
+
+
+def test_python_equivalent(tmp_path: Path) -> None:
+    import flakeproxy
+
+    with world(tmp_path, "careful") as w:
+        result = flakeproxy.run_contract(str(w.config), str(tmp_path / "api-out"))
+    assert result.score is not None and result.score.verdict == "PASS"
+    assert (tmp_path / "api-out" / "results.json").exists()
