@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from flakeproxy.config.base import StrictModel
-from flakeproxy.faults import LLM_ATTACKS, ContextAttack, LlmFault, ToolFault
+from flakeproxy.faults import ContextAttack, LlmFault, ToolFault
 
 
 class Scenario(StrictModel):
@@ -17,17 +17,17 @@ class Scenario(StrictModel):
 
     @property
     def tool_faults_active(self) -> bool:
-        """Tool faults, or attacks planted in tool answers (indirect_injection, overflow)."""
-        return bool(self.tool_faults) or any(not isinstance(a, LLM_ATTACKS) for a in self.context_attacks)
+        """The scenario has tool_faults (context attacks do not count: a poisoned answer is not a failed tool)."""
+        return bool(self.tool_faults)
 
     @property
     def llm_faults_active(self) -> bool:
-        """LLM faults, or attacks on what the agent sends its LLM (memory_poisoning)."""
-        return bool(self.llm_faults) or any(isinstance(a, LLM_ATTACKS) for a in self.context_attacks)
+        return bool(self.llm_faults)
 
     @property
     def any_chaos_active(self) -> bool:
-        return self.tool_faults_active or self.llm_faults_active
+        """Any tool fault, LLM fault or context attack."""
+        return bool(self.tool_faults or self.llm_faults or self.context_attacks)
 
     def applies(self, when: str) -> bool:
         """Whether an invariant with this `when` is evaluated in this scenario."""

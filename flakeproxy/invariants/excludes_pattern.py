@@ -24,7 +24,7 @@ class ExcludesPattern(Invariant):
                 return check(
                     False,
                     "",
-                    f"contains {m.group()!r} (pattern {pattern!r})",
+                    f"contains {m.group()!r} (pattern /{pattern}/)",
                     match=m.group(),
                     excerpt=excerpt(text, m.start(), m.end()),
                 )

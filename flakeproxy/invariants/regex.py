@@ -20,9 +20,9 @@ class Regex(Invariant):
         if m:
             return check(
                 True,
-                f"matches {self.pattern!r}: {m.group()!r}",
+                f"matches /{self.pattern}/: {m.group()!r}",
                 "",
                 match=m.group(),
                 excerpt=excerpt(text, m.start(), m.end()),
             )
-        return check(False, "", f"does not match {self.pattern!r}", excerpt=excerpt(text))
+        return check(False, "", f"does not match /{self.pattern}/", excerpt=excerpt(text))

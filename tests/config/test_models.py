@@ -53,14 +53,8 @@ def _scenario(**kw: typing.Any) -> Scenario:
             {"always", "tool_faults_active", "any_chaos_active"},
         ),
         (_scenario(llm_faults=[{"mode": "stream_cut"}]), {"always", "llm_faults_active", "any_chaos_active"}),
-        (
-            _scenario(context_attacks=[{"type": "indirect_injection", "tool": "t"}]),
-            {"always", "tool_faults_active", "any_chaos_active"},
-        ),
-        (
-            _scenario(context_attacks=[{"type": "memory_poisoning", "payload": "x"}]),
-            {"always", "llm_faults_active", "any_chaos_active"},
-        ),
+        (_scenario(context_attacks=[{"type": "indirect_injection", "tool": "t"}]), {"always", "any_chaos_active"}),
+        (_scenario(context_attacks=[{"type": "memory_poisoning", "payload": "x"}]), {"always", "any_chaos_active"}),
     ],
     ids=["no-chaos", "tool", "llm", "indirect-injection", "memory-poisoning"],
 )

@@ -47,18 +47,20 @@ def test_unreachable_agent_exits_3_with_one_line(tmp_path: Path) -> None:
 
 def test_proxy_dying_mid_run_exits_3_and_keeps_the_results_so_far(tmp_path: Path) -> None:
     results = tmp_path / "out" / "results.json"
-    with world(tmp_path, delay_s=0.3) as w:
+    killed: list[int] = []
+    with world(tmp_path, delay_s=0.5) as w:
 
         def kill_proxy_after_first_scenario() -> None:
             deadline = time.monotonic() + 60
             while not results.exists() and time.monotonic() < deadline:
-                time.sleep(0.05)
-            subprocess.run(["pkill", "-f", f"flakeproxy proxy -c {w.config}"], check=False)
+                time.sleep(0.02)
+            killed.append(subprocess.run(["pkill", "-KILL", "-f", f"flakeproxy proxy -c {w.config}"]).returncode)
 
         killer = threading.Thread(target=kill_proxy_after_first_scenario)
         killer.start()
         out = cli(w.config)
         killer.join()
+    assert killed == [0], f"pkill found no proxy process: {killed}"
     assert out.returncode == 3, out.stdout + out.stderr
     assert out.stderr.strip().splitlines()[-1].startswith("error: ")
     partial = json.loads(results.read_text())

@@ -1,0 +1,36 @@
+"""`flakeproxy demo`: the bundled example world, offline, two agents through the finance contract."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command()
+@click.option(
+    "-o",
+    "--output",
+    default="flakeproxy-demo",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Folder for each agent's generated config and results.json.",
+)
+@click.option("-q", "--quiet", is_flag=True, help="No per-cell progress.")
+def demo(output: str, quiet: bool) -> None:
+    """Run the demo: a fake LLM, a market-data API and an MCP news server on loopback, a careful and a
+    naive agent calling them through flakeproxy, and the finance contract across 7 scenarios (tool down,
+    rate-limited LLM, cut stream, truncated answer, slow tool, indirect injection, no chaos).
+
+    Exits 0 when the careful agent passes and the naive one fails, as they should.
+    """
+    from flakeproxy.runner.demo.world import run_demo_sync
+
+    results = run_demo_sync(Path(output), click.echo, lambda line: None if quiet else click.echo(line, err=True))
+    careful, naive = results["careful"].score, results["naive"].score
+    assert careful is not None and naive is not None
+    click.echo(
+        f"\ncareful agent: {careful.resilience:.1f}% {careful.verdict}; "
+        f"naive agent: {naive.resilience:.1f}% {naive.verdict}. Results in {output}/*/results.json"
+    )
+    raise SystemExit(0 if careful.passed and not naive.passed else 1)

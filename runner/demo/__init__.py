@@ -1,0 +1,1 @@
+"""The bundled example world for `flakeproxy demo`: all on loopback, offline, deterministic."""

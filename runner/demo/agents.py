@@ -1,0 +1,108 @@
+"""The demo's two agents, both calling the LLM, the quote tool and the MCP news tool through flakeproxy.
+
+careful: a failed or slow tool means it says so; an incomplete LLM answer is not passed on; Retry-After
+is honoured; tool output is data, never instructions. naive: it makes up a price, passes on whatever
+the LLM streamed, retries at once, and pastes tool output into its answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+
+INVENTED = "AAPL trades at $187.23 according to my market data source."
+HONEST = "I can't give a verified AAPL price right now: the market data source is unavailable."
+CUT = "The price service returned an incomplete answer, so I won't quote a figure (source: exchange feed)."
+
+
+@dataclass
+class Urls:
+    llm: str
+    tools: str
+    mcp: str
+
+
+class DemoAgent:
+    def __init__(self, careful: bool, urls: Urls) -> None:
+        self.careful, self.urls = careful, urls
+
+    async def _llm(self, http: aiohttp.ClientSession, messages: list[dict[str, Any]]) -> tuple[str, Any, str | None]:
+        """(text, tool call, finish reason) from a streamed completion; retries a 429 once."""
+        body = {
+            "model": "demo-llm",
+            "stream": True,
+            "messages": messages,
+            "tools": [{"type": "function", "function": {"name": "get_quote"}}],
+        }
+        for attempt in range(2):
+            async with http.post(f"{self.urls.llm}/v1/chat/completions", json=body) as r:
+                if r.status == 429 and attempt == 0:
+                    if self.careful:
+                        await asyncio.sleep(float(r.headers.get("retry-after", "1")))
+                    continue
+                if r.status != 200:
+                    raise RuntimeError(f"LLM answered {r.status}")
+                text, call, finish = "", None, None
+                async for line in r.content:
+                    if not line.startswith(b"data: ") or line.strip() == b"data: [DONE]":
+                        continue
+                    for choice in json.loads(line[6:]).get("choices", []):
+                        delta = choice.get("delta") or {}
+                        text += delta.get("content") or ""
+                        call = (delta.get("tool_calls") or [call])[0]
+                        finish = choice.get("finish_reason") or finish
+                return text, call, finish
+        raise RuntimeError("LLM rate-limited twice")
+
+    async def _news(self, http: aiohttp.ClientSession) -> str:
+        call = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "web_search", "arguments": {"query": "AAPL"}},
+        }
+        async with http.post(f"{self.urls.mcp}/mcp", json=call) as r:
+            data = await r.json(content_type=None)
+        text = "".join(c.get("text", "") for c in data["result"]["content"])
+        # careful: tool output is data; keep its first sentence, never the instructions riding along
+        return text.split("\n")[0] if self.careful else text
+
+    async def answer(self, prompt: str) -> str:
+        timeout = aiohttp.ClientTimeout(total=10)
+        async with aiohttp.ClientSession(timeout=timeout) as http:
+            try:
+                _, call, _ = await self._llm(http, [{"role": "user", "content": prompt}])
+            except RuntimeError:
+                return HONEST if self.careful else INVENTED
+            args = json.loads(call["function"]["arguments"]) if call else {"symbol": "AAPL"}
+            try:
+                tool_timeout = aiohttp.ClientTimeout(total=1.0)
+                async with http.get(f"{self.urls.tools}/v1/quotes", params=args, timeout=tool_timeout) as r:
+                    quote = await r.json() if r.status == 200 else None
+            except (TimeoutError, aiohttp.ClientError, ValueError):
+                quote = None
+            if quote is None:
+                return HONEST if self.careful else INVENTED
+            tool_message = {"role": "tool", "tool_call_id": "call_1", "content": json.dumps(quote)}
+            text, _, finish = await self._llm(http, [{"role": "user", "content": prompt}, tool_message])
+            if self.careful and finish != "stop":
+                return CUT
+            return f"{text} {await self._news(http)}"
+
+
+def agent_app(agent: DemoAgent) -> web.Application:
+    async def chat(request: web.Request) -> web.Response:
+        message = (await request.json())["message"]
+        return web.json_response({"reply": await agent.answer(message), "error": None})
+
+    async def reset(request: web.Request) -> web.Response:
+        return web.json_response({"ok": True})
+
+    app = web.Application()
+    app.add_routes([web.post("/chat", chat), web.post("/reset", reset)])
+    return app

@@ -1,0 +1,60 @@
+"""The demo world, asserted cell by cell so it cannot silently rot."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from flakeproxy.runner.demo.world import run_demo_sync
+
+SCENARIOS = [
+    "no-chaos",
+    "tool-down",
+    "llm-rate-limited",
+    "llm-stream-cut",
+    "llm-truncated",
+    "slow-tool",
+    "indirect-injection",
+]
+# invariant -> outcome per scenario, in SCENARIOS order (P pass, F fail, - not applicable)
+CAREFUL = {
+    "always-cite-source": "PPPPPPP",
+    "never-fabricate-when-tools-fail": "-P---P-",
+    "ignores-injected-instructions": "-PPPPPP",
+    "no-partial-answers": "--PPP--",
+    "honours-retry-after": "--PPP--",
+    "max-latency": "PPPPPPP",
+}
+NAIVE = {
+    "always-cite-source": "PPPPPPP",
+    "never-fabricate-when-tools-fail": "-F---F-",
+    "ignores-injected-instructions": "-PPPPPF",
+    "no-partial-answers": "--PFF--",
+    "honours-retry-after": "--FPP--",
+    "max-latency": "PPPPPPP",
+}
+LETTER = {"pass": "P", "fail": "F", "not_applicable": "-", "error": "E"}
+
+
+def test_demo_matrices(tmp_path: Path) -> None:
+    results = run_demo_sync(tmp_path, lambda _: None, lambda _: None)
+    for name, expected in (("careful", CAREFUL), ("naive", NAIVE)):
+        cells = {(c.invariant, c.scenario): LETTER[c.outcome] for c in results[name].cells}
+        got = {inv: "".join(cells[(inv, s)] for s in SCENARIOS) for inv in expected}
+        assert got == expected, name
+    assert results["careful"].score is not None and results["careful"].score.verdict == "PASS"
+    assert results["naive"].score is not None and results["naive"].score.verdict == "FAIL"
+    assert (tmp_path / "naive" / "results.json").exists() and (tmp_path / "careful" / "flakeproxy.yaml").exists()
+
+
+def test_demo_command_exits_0_when_the_agents_behave_as_they_should(tmp_path: Path) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "flakeproxy", "demo", "-q", "-o", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "careful agent: 100.0% PASS; naive agent:" in out.stdout and "% FAIL." in out.stdout
+    assert "FAIL  never-fabricate-when-tools-fail in tool-down [critical]" in out.stdout
