@@ -13,8 +13,15 @@ from flakeproxy.config import load_config
 
 @click.command()
 @config_option
-@click.option("--admin", metavar="HOST:PORT", help="Where the control API listens (default: proxy.admin).")
-@click.option("--token", help="Require this bearer token on the control API (default: proxy.token).")
+@click.option(
+    "--admin",
+    metavar="HOST:PORT",
+    envvar="FLAKEPROXY_ADMIN",
+    help="Where the control API listens (default: proxy.admin).",
+)
+@click.option(
+    "--token", envvar="FLAKEPROXY_TOKEN", help="Require this bearer token on the control API (default: proxy.token)."
+)
 def proxy(config_path: str, admin: str | None, token: str | None) -> None:
     """Run the proxy: a reverse listener per proxy.listeners entry, and the control API.
 

@@ -1,0 +1,36 @@
+"""Serve one piece of the demo world on its own, for the docker compose example:
+
+  python -m flakeproxy.runner.demo.serve upstream --port 9100
+  python -m flakeproxy.runner.demo.serve agent --kind careful --port 8000 \\
+      --llm http://flakeproxy:8701 --tools http://flakeproxy:8702 --mcp http://flakeproxy:8703
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from aiohttp import web
+
+from flakeproxy.runner.demo.agents import DemoAgent, Urls, agent_app
+from flakeproxy.runner.demo.services import upstream_app
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m flakeproxy.runner.demo.serve", description=__doc__)
+    parser.add_argument("what", choices=["upstream", "agent"])
+    parser.add_argument("--host", default="0.0.0.0")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--kind", choices=["careful", "naive"], default="careful")
+    parser.add_argument("--llm", default="http://127.0.0.1:8701")
+    parser.add_argument("--tools", default="http://127.0.0.1:8702")
+    parser.add_argument("--mcp", default="http://127.0.0.1:8703")
+    args = parser.parse_args(argv)
+    if args.what == "upstream":
+        app = upstream_app()
+    else:
+        app = agent_app(DemoAgent(args.kind == "careful", Urls(args.llm, args.tools, args.mcp)))
+    web.run_app(app, host=args.host, port=args.port, print=lambda line: None, access_log=None)
+
+
+if __name__ == "__main__":
+    main()
