@@ -111,27 +111,24 @@ class CellRunner:
                 )
             )
         outcome, reason = aggregate(prompts)
-        return CellResult(
-            invariant=invariant.id,
-            type=str(getattr(invariant, "type", "")),
-            scenario=scenario.name,
-            severity=invariant.severity,
-            when=invariant.when,
-            outcome=outcome,
-            reason=reason,
-            prompts=prompts,
-            faults_injected=[e["fault"] for e in journal if e.get("fault")],
-            journal=journal,
+        faults = [e["fault"] for e in journal if e.get("fault")]
+        return cell_result(
+            invariant, scenario, outcome, reason, prompts=prompts, faults_injected=faults, journal=journal
         )
 
 
-def not_applicable(invariant: Invariant, scenario: Scenario) -> CellResult:
+def cell_result(invariant: Invariant, scenario: Scenario, outcome: Outcome, reason: str, **rest: Any) -> CellResult:
     return CellResult(
         invariant=invariant.id,
         type=str(getattr(invariant, "type", "")),
         scenario=scenario.name,
         severity=invariant.severity,
         when=invariant.when,
-        outcome="not_applicable",
-        reason=f"when: {invariant.when} does not hold in this scenario",
+        outcome=outcome,
+        reason=reason,
+        **rest,
     )
+
+
+def not_applicable(invariant: Invariant, scenario: Scenario) -> CellResult:
+    return cell_result(invariant, scenario, "not_applicable", f"when: {invariant.when} does not hold in this scenario")
