@@ -115,7 +115,7 @@ class FaultAddon:
             flow.response.headers["transfer-encoding"] = "chunked"
             flow.response.headers["connection"] = "close"
         state.entry.streamed = True
-        flow.response.stream = _Stream(state)
+        flow.response.stream = _Stream(state, flow.response)
 
     def response(self, flow: http.HTTPFlow) -> None:
         state: FlowState | None = flow.metadata.get(KEY)
@@ -155,8 +155,9 @@ class FaultAddon:
 class _Stream:
     """The stream callable mitmproxy calls per chunk (synchronously: it must never wait)."""
 
-    def __init__(self, state: FlowState) -> None:
+    def __init__(self, state: FlowState, response: http.Response) -> None:
         self.state = state
+        self.response = response
 
     def __call__(self, data: bytes) -> bytes | list[bytes]:
         state = self.state
@@ -174,5 +175,11 @@ class _Stream:
         capture.add(out)
         if transform.done:
             state.ended = True
-            return [out, b""] if out else [b""]  # a b"" chunk ends the chunked body here
+            return self._end_here(out)
         return out if out else []  # never b"" mid-stream: that would end the body
+
+    def _end_here(self, out: bytes) -> bytes:
+        """End the chunked body now, framed by hand: with the header gone, mitmproxy writes these bytes
+        as they are and adds no second terminator when the upstream finishes later."""
+        self.response.headers.pop("transfer-encoding", None)
+        return (b"%x\r\n%s\r\n" % (len(out), out) if out else b"") + b"0\r\n\r\n"

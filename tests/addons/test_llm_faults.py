@@ -183,3 +183,33 @@ def test_llm_fault_aimed_at_one_target_leaves_the_others(world: tuple[Upstream, 
     proxy.control.scenario("s", llm_faults=[{"tool": "claude", "mode": "error", "error_code": 500}])
     assert ask(proxy, "anthropic", False).status == 500
     assert ask(proxy, "openai", False).status == 200
+
+
+def test_a_cut_stream_ends_once_and_the_connection_closes(world: tuple[Upstream, Proxy]) -> None:
+    """The raw bytes: one chunked terminator, nothing after it (no second one when the upstream ends)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    _, proxy = world
+    proxy.control.scenario("s", llm_faults=[{"mode": "stream_cut", "after_events": 2}])
+    url = urlsplit(proxy.listeners["llm"])
+    body = json.dumps({"model": "m", "stream": True, "messages": [{"role": "user", "content": "x"}]}).encode()
+    request = (
+        f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    ).encode() + body
+    with socket.create_connection((url.hostname, url.port), timeout=10) as sock:
+        sock.sendall(request)
+        raw = b""
+        while chunk := sock.recv(65536):  # the proxy closes the connection after the cut
+            raw += chunk
+    head, _, payload = raw.partition(b"\r\n\r\n")
+    assert b"transfer-encoding: chunked" in head.lower() and b"connection: close" in head.lower()
+    rest = payload
+    while True:  # walk the chunks: after the zero-size one, nothing may follow
+        size_line, _, rest = rest.partition(b"\r\n")
+        size = int(size_line, 16)
+        if size == 0:
+            break
+        rest = rest[size + 2 :]
+    assert rest == b"\r\n", f"bytes after the end of the chunked body: {rest!r}"
