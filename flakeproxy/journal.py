@@ -91,7 +91,7 @@ class JournalEntry:
 class Journal:
     """Entries in arrival order, bounded: the oldest go first once max_entries is reached."""
 
-    def __init__(self, max_entries: int = 50_000) -> None:
+    def __init__(self, max_entries: int = 10_000) -> None:
         self.max_entries = max_entries
         self.entries: list[JournalEntry] = []
         self.dropped = 0
