@@ -54,3 +54,6 @@ class Observation:
     journal: list[dict[str, Any]] = field(default_factory=list)
     baseline: str | None = None  # behavior_unchanged: the no-chaos answer to the same prompt
     workspace: str | None = None  # run.workspace, for file and command checks
+    services: dict[str, Any] = field(default_factory=dict)  # the config's services, for sql checks
+    judge: Any = None  # the config's judge section (JudgeConfig), for llm_as_judge
+    scenario: str | None = None

@@ -97,6 +97,9 @@ class CellRunner:
                 journal,
                 self.baselines.get(prompt),
                 self.config.run.workspace,
+                dict(self.config.services),
+                self.config.judge,
+                scenario.name,
             )
             verdict = await asyncio.to_thread(judge, invariant, obs)
             prompts.append(

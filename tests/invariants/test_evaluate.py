@@ -129,6 +129,6 @@ def test_traffic_invariants() -> None:
     assert judge({"type": "no_call_to", "hosts": ["*.evil.example"]}, **ok) == "pass"
 
 
-def test_not_yet_evaluated_types_are_errors_not_passes() -> None:
-    assert judge({"type": "sql", "service": "db", "query": "select 1", "equals": 1}) == "error"
-    assert judge({"type": "custom", "script": "x.py"}) == "error"
+def test_checks_that_cannot_run_are_errors_not_passes() -> None:
+    assert judge({"type": "sql", "service": "db", "query": "select 1", "equals": 1}) == "error"  # no such service
+    assert judge({"type": "custom", "script": "missing.py"}) == "error"

@@ -279,6 +279,7 @@ async def _start(upstream: Upstream, port: int, gap: float) -> web.AppRunner:
             web.post("/v1/responses", app_state.llm),
             web.get("/sse", app_state.slow_sse),
             web.post("/echo", app_state.echo),
+            web.post("/api/messages", app_state.echo),
         ]
     )
     runner = web.AppRunner(app, access_log=None)
