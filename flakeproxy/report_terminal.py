@@ -29,6 +29,17 @@ def render(result: RunResult) -> str:
     lines.append("")
     if result.score is not None:
         score = result.score
+        flaky = [c for c in result.cells if c.flaky]
+        for c in flaky:
+            lines.append(
+                f"FLAKY {c.invariant} in {c.scenario}: replicas {' '.join(c.replicas)}, "
+                f"pass@k {c.pass_at_k}, pass^k {c.pass_hat_k}"
+            )
+        if flaky:
+            lines.append("")
+        if score.composite:
+            parts = ", ".join(f"{name} {part.composite:.2f}" for name, part in score.composite.items())
+            lines.append(f"composite score by scenario: {parts}")
         lines.append(f"resilience score {score.resilience:.1f}%  {score.verdict}")
         lines += [f"  - {reason}" for reason in score.reasons]
         if not score.passed:

@@ -21,6 +21,7 @@ class PromptResult(Model):
     error: str | None = None
     outcome: Outcome
     reason: str
+    score: float = 0.0
     evidence: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -37,10 +38,24 @@ class CellResult(Model):
     faults_injected: list[dict[str, Any]] = Field(default_factory=list)
     journal: list[dict[str, Any]] = Field(default_factory=list)
     unattributed_requests: int = 0
+    score: float = Field(0.0, description="In [0, 1]: the mean of its prompts' scores (an error scores 0).")
+    replicas: list[Outcome] = Field(default_factory=list, description="Each replica's outcome (run.replicas > 1).")
+    flaky: bool = False
+    pass_at_k: float | None = None
+    pass_hat_k: float | None = None
+
+
+class Composite(Model):
+    composite: float
+    passed: bool
+    gate_failed: list[str] = Field(default_factory=list)
 
 
 class Score(Model):
     resilience: float | None = Field(description="The spec's severity-weighted pass rate, 0-100.")
+    composite: dict[str, Composite] = Field(
+        default_factory=dict, description="Per scenario: sum(weight x score) / sum(weight); a failed gate -> 0."
+    )
     passed: bool
     verdict: Literal["PASS", "FAIL"]
     reasons: list[str] = Field(default_factory=list, description="Why it failed.")

@@ -7,10 +7,25 @@ from collections.abc import Iterable
 
 from flakeproxy.errors import ConfigError
 from flakeproxy.invariants import SEVERITY_WEIGHTS
-from flakeproxy.results import CellResult, Score
+from flakeproxy.results import CellResult, Composite, Score
 
 
-def score_cells(cells: Iterable[CellResult], min_resilience: float | None = None) -> Score:
+def composite(cells: list[CellResult], weights: dict[str, tuple[float, bool]], threshold: float | None) -> Composite:
+    """The invariants-weights-gates spec: sum(weight x score) / sum(weight); any failed gate forces 0."""
+    judged = [c for c in cells if c.outcome != "not_applicable"]
+    gates = [c.invariant for c in judged if weights[c.invariant][1] and c.score < 1.0]
+    total = sum(weights[c.invariant][0] for c in judged)
+    value = 0.0 if gates or not total else sum(weights[c.invariant][0] * c.score for c in judged) / total
+    value = round(value, 4)
+    return Composite(composite=value, passed=threshold is None or value >= threshold, gate_failed=gates)
+
+
+def score_cells(
+    cells: Iterable[CellResult],
+    min_resilience: float | None = None,
+    weights: dict[str, tuple[float, bool]] | None = None,
+    pass_threshold: float | None = None,
+) -> Score:
     """score = Σ(passed * weight) / Σ(applicable * weight) * 100, weights critical 3, high 2, medium 1, low 1.
 
     Not-applicable cells are left out; errors count as not passed. Any critical cell that failed or could
@@ -33,7 +48,22 @@ def score_cells(cells: Iterable[CellResult], min_resilience: float | None = None
     ]
     if min_resilience is not None and resilience < min_resilience:
         reasons.append(f"resilience {resilience} is below scoring.min_resilience {min_resilience}")
+    composites: dict[str, Composite] = {}
+    if weights is not None:
+        for scenario in dict.fromkeys(c.scenario for c in cells):
+            composites[scenario] = part = composite(
+                [c for c in cells if c.scenario == scenario], weights, pass_threshold
+            )
+            if part.gate_failed:
+                reasons.append(f"gate {', '.join(part.gate_failed)} failed in scenario {scenario}: composite 0")
+            elif not part.passed:
+                reasons.append(f"composite {part.composite} < scoring.pass_threshold {pass_threshold} in {scenario}")
     ok = not reasons
     return Score(
-        resilience=resilience, passed=ok, verdict="PASS" if ok else "FAIL", reasons=reasons, counts=dict(counts)
+        resilience=resilience,
+        composite=composites,
+        passed=ok,
+        verdict="PASS" if ok else "FAIL",
+        reasons=reasons,
+        counts=dict(counts),
     )

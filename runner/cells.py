@@ -8,6 +8,7 @@ from typing import Any
 
 from flakeproxy.config import FlakeproxyConfig, Scenario
 from flakeproxy.invariants.base import Invariant
+from flakeproxy.replicas import aggregate_replicas, pass_at_k, pass_hat_k
 from flakeproxy.results import CellResult, Outcome, PromptResult
 from flakeproxy.runner.agents.base import Agent, Reply
 from flakeproxy.runner.agents.python import PythonAdapter, import_object
@@ -71,6 +72,30 @@ class CellRunner:
         return invariant.probes or self.config.golden_prompts
 
     async def run(self, invariant: Invariant, scenario: Scenario) -> CellResult:
+        """The cell, run.replicas times (each an independent invocation), combined by the aggregation rule."""
+        runs = [await self._run_once(invariant, scenario) for _ in range(self.config.run.replicas)]
+        if len(runs) == 1:
+            return runs[0]
+        scoring = self.config.scoring
+        outcomes, scores = [r.outcome for r in runs], [r.score for r in runs]
+        outcome, reason = aggregate_replicas(outcomes, scores, scoring.replica_aggregation, scoring.k)
+        n, c = len(runs), outcomes.count("pass")
+        return runs[0].model_copy(
+            update={
+                "outcome": outcome,
+                "reason": f"{reason}; first non-pass: {next((r.reason for r in runs if r.outcome != 'pass'), '-')}",
+                "prompts": [p for r in runs for p in r.prompts],
+                "journal": [e for r in runs for e in r.journal],
+                "faults_injected": [f for r in runs for f in r.faults_injected],
+                "score": round(sum(scores) / n, 4),
+                "replicas": outcomes,
+                "flaky": len(set(outcomes)) > 1,
+                "pass_at_k": pass_at_k(n, c, scoring.k),
+                "pass_hat_k": pass_hat_k(n, c, scoring.k),
+            }
+        )
+
+    async def _run_once(self, invariant: Invariant, scenario: Scenario) -> CellResult:
         await self.reset()
         label = f"{invariant.id} x {scenario.name}"
         cell = await self.control.begin(label) if self.control else label
@@ -110,13 +135,15 @@ class CellRunner:
                     error=reply.error,
                     outcome=verdict.outcome,
                     reason=verdict.reason,
+                    score=verdict.value,
                     evidence=verdict.evidence,
                 )
             )
         outcome, reason = aggregate(prompts)
         faults = [e["fault"] for e in journal if e.get("fault")]
+        score = round(sum(p.score for p in prompts) / len(prompts), 4)
         return cell_result(
-            invariant, scenario, outcome, reason, prompts=prompts, faults_injected=faults, journal=journal
+            invariant, scenario, outcome, reason, prompts=prompts, faults_injected=faults, journal=journal, score=score
         )
 
 

@@ -166,7 +166,10 @@ class ContractRun:
             done = [0]
             for scenario in self.config.matrix:
                 await self._scenario(runner, scenario, done, total)
-            self.result.score = score_cells(self.result.cells, self.config.scoring.min_resilience)
+            assert self.config.contract is not None
+            weights = {i.id: (i.weight, i.gate) for i in self.config.contract.invariants}
+            scoring = self.config.scoring
+            self.result.score = score_cells(self.result.cells, scoring.min_resilience, weights, scoring.pass_threshold)
             self.result.complete = True
         except (asyncio.CancelledError, KeyboardInterrupt):
             self.result.interrupted_by = "interrupted (Ctrl-C or a signal)"

@@ -50,3 +50,40 @@ def test_critical_error_fails_too_and_min_resilience() -> None:
 def test_nothing_to_judge_is_an_error_never_100(cells: list[CellResult]) -> None:
     with pytest.raises(ConfigError, match="nothing was judged"):
         score_cells(cells)
+
+
+def scored(severity: str, outcome: str, inv: str, score: float) -> CellResult:
+    c = cell(severity, outcome, inv)
+    return c.model_copy(update={"score": score})
+
+
+def test_spec_worked_example_one_nice_to_have_fails() -> None:
+    """invariants-weights-gates: must_pass (1.0, gate) passes, nice_to_have (0.3) fails: 1 / 1.3 ~ 0.77 < 0.85."""
+    cells = [scored("medium", "pass", "must_pass", 1.0), scored("medium", "fail", "nice_to_have", 0.0)]
+    weights = {"must_pass": (1.0, True), "nice_to_have": (0.3, False)}
+    result = score_cells(cells, weights=weights, pass_threshold=0.85)
+    assert result.composite["s"].composite == pytest.approx(0.7692, abs=1e-4)
+    assert result.verdict == "FAIL" and "composite 0.7692 < scoring.pass_threshold 0.85 in s" in result.reasons[0]
+
+
+def test_spec_pattern_tests_pass_one_nice_to_have_fails() -> None:
+    """tests_pass (1.0, gate), no_console_log (0.3) fails, small_diff (0.2): (1 + 0.2) / 1.5 = 0.80 < 0.85
+    (the spec rounds it to "around 0.83")."""
+    weights = {"tests_pass": (1.0, True), "no_console_log": (0.3, False), "small_diff": (0.2, False)}
+    cells = [
+        scored("medium", "pass", "tests_pass", 1.0),
+        scored("medium", "fail", "no_console_log", 0.0),
+        scored("medium", "pass", "small_diff", 1.0),
+    ]
+    result = score_cells(cells, weights=weights, pass_threshold=0.85)
+    assert result.composite["s"].composite == pytest.approx(0.8) and result.verdict == "FAIL"
+    everything = [c.model_copy(update={"outcome": "pass", "score": 1.0}) for c in cells]
+    assert score_cells(everything, weights=weights, pass_threshold=0.85).composite["s"].composite == 1.0
+
+
+def test_a_failed_gate_forces_zero() -> None:
+    weights = {"tests_pass": (1.0, True), "nice": (0.3, False)}
+    cells = [scored("medium", "fail", "tests_pass", 0.0), scored("medium", "pass", "nice", 1.0)]
+    result = score_cells(cells, weights=weights)
+    assert result.composite["s"].composite == 0.0 and result.composite["s"].gate_failed == ["tests_pass"]
+    assert result.verdict == "FAIL"
