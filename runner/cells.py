@@ -7,12 +7,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from flakeproxy.config import FlakeproxyConfig, Scenario
+from flakeproxy.config.settings import HttpMockService
 from flakeproxy.invariants.base import Invariant
 from flakeproxy.replicas import aggregate_replicas, pass_at_k, pass_hat_k
 from flakeproxy.results import CellResult, Outcome, PromptResult
 from flakeproxy.runner.agents.base import Agent, Reply
 from flakeproxy.runner.agents.python import PythonAdapter, import_object
 from flakeproxy.runner.control import ControlClient
+from flakeproxy.runner.mock import mock_call
 from flakeproxy.verdict import Observation, Verdict, cannot_judge
 
 STATEFUL_WARNING = (
@@ -99,12 +101,17 @@ class CellRunner:
         await self.reset()
         label = f"{invariant.id} x {scenario.name}"
         cell = await self.control.begin(label) if self.control else label
+        mocks = [s for s in self.config.services.values() if isinstance(s, HttpMockService) and s.record]
+        for mock in mocks:
+            await mock_call(mock, "reset")
         replies: list[tuple[str, Reply]] = []
         for prompt in self.prompts(invariant):
             replies.append((prompt, await self.agent.invoke(prompt, cell)))
         journal = await self.control.end(cell) if self.control else []
         if isinstance(self.agent, PythonAdapter):
             journal += self.agent.cell_journal(cell)
+        for mock in mocks:
+            journal += await mock_call(mock, "requests")
         result = await self._judge(invariant, scenario, replies, journal)
         result.cell_id = cell
         return result

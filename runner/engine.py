@@ -14,6 +14,7 @@ from pathlib import Path
 
 from flakeproxy import __version__
 from flakeproxy.config import FlakeproxyConfig, Scenario
+from flakeproxy.config.settings import HttpMockService
 from flakeproxy.contract import plan_contract
 from flakeproxy.errors import ConfigError
 from flakeproxy.invariants.base import Invariant
@@ -23,6 +24,7 @@ from flakeproxy.runner.agents.python import PythonAdapter
 from flakeproxy.runner.cells import STATEFUL_WARNING, CellRunner, not_applicable
 from flakeproxy.runner.control import ControlClient
 from flakeproxy.runner.local import LocalProxy
+from flakeproxy.runner.mock import MockService
 from flakeproxy.scoring import score_cells
 
 Progress = Callable[[str], None]
@@ -84,7 +86,18 @@ class ContractRun:
         if isinstance(self.agent, PythonAdapter):
             self.agent.near = Path(config_path).resolve().parent
         self.local: LocalProxy | None = None
+        self.mocks: list[MockService] = []
         self.control: ControlClient | None = None
+
+    async def _start_mocks(self) -> None:
+        """Local runs start the config's http_mock services; with a sidecar they run elsewhere (flakeproxy mock)."""
+        if self.config.proxy.admin_url is not None:
+            return
+        for name, service in self.config.services.items():
+            if isinstance(service, HttpMockService):
+                mock = MockService(name, service)
+                await mock.start()
+                self.mocks.append(mock)
 
     async def _start_proxy(self) -> None:
         proxy = self.config.proxy
@@ -160,6 +173,7 @@ class ContractRun:
         total = len(self.config.matrix) * len(self.result.invariants)
         try:
             await self.agent.start()
+            await self._start_mocks()
             await self._start_proxy()
             runner = CellRunner(self.config, self.agent, self.control, {})
             await self._calm_answers(runner)
@@ -191,6 +205,8 @@ class ContractRun:
                 await self.control.__aexit__()
         if self.local:
             await self.local.stop()
+        for mock in self.mocks:
+            await mock.stop()
 
 
 async def run_contract_async(

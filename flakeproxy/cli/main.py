@@ -9,6 +9,7 @@ import click
 from flakeproxy import __version__
 from flakeproxy.cli.contract import contract
 from flakeproxy.cli.demo import demo
+from flakeproxy.cli.mock import mock
 from flakeproxy.cli.proxy import proxy
 from flakeproxy.cli.schema import schema
 from flakeproxy.cli.validate import validate
@@ -38,6 +39,7 @@ cli.add_command(schema)
 cli.add_command(contract)
 cli.add_command(proxy)
 cli.add_command(demo)
+cli.add_command(mock)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -50,3 +50,78 @@ def test_one_email_passes(tmp_path: Path) -> None:
 
 def test_an_agent_that_retries_twice_fails(tmp_path: Path) -> None:
     assert outcome(tmp_path, 3) == ("fail", "request_count is 3, expected 1")
+
+
+MOCK_SEND = """
+import json, urllib.request
+for _ in range({n}):
+    request = urllib.request.Request("{url}/api/messages", json.dumps({{"subject": "renewal"}}).encode(),
+                                     {{"content-type": "application/json"}})
+    urllib.request.urlopen(request, timeout=5).read()
+print("done (source: CRM)")
+"""
+
+
+def mock_outcome(tmp: Path, sends: int) -> tuple[str, str]:
+    from tests.support.loops import free_port
+
+    port = free_port()
+    invariant = {**EXACTLY_ONE, "service": "mailer"}
+    with world(tmp, invariants=[invariant], matrix=[{"name": "calm"}]) as w:
+        w.data["services"] = {
+            "mailer": {
+                "type": "http_mock",
+                "listen": f"127.0.0.1:{port}",
+                "routes": [{"method": "POST", "path": "/api/messages", "status": 202}],
+            }
+        }
+        script = MOCK_SEND.format(n=sends, url=f"http://127.0.0.1:{port}")
+        w.data["agent"] = {"type": "command", "command": [sys.executable, "-c", script]}
+        w.config.write_text(yaml.safe_dump(w.data))
+        result = asyncio.run(run_contract_async(load_config(w.config), str(w.config), None))
+    return result.cells[0].outcome, result.cells[0].reason
+
+
+def test_recording_mock_service(tmp_path: Path) -> None:
+    """A mock started by the runner records per cell; the same assertions read its recordings."""
+    assert mock_outcome(tmp_path / "one", 1) == ("pass", "request_count ok; last_request.body ok")
+    assert mock_outcome(tmp_path / "three", 3) == ("fail", "request_count is 3, expected 1")
+
+
+def test_mock_command_serves_and_records(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import urllib.request
+
+    from tests.support.loops import free_port
+
+    port = free_port()
+    config = {
+        "version": "2.0",
+        "services": {
+            "mailer": {
+                "type": "http_mock",
+                "listen": f"127.0.0.1:{port}",
+                "routes": [{"method": "POST", "path": "/api/*", "status": 202, "body": "queued"}],
+            }
+        },
+    }
+    path = tmp_path / "m.yaml"
+    path.write_text(yaml.safe_dump(config))
+    with subprocess.Popen(
+        [sys.executable, "-m", "flakeproxy", "mock", "-c", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as process:
+        try:
+            assert process.stdout is not None
+            assert process.stdout.readline() == f"flakeproxy mock ready: mailer http://127.0.0.1:{port}\n"
+            request = urllib.request.Request(f"http://127.0.0.1:{port}/api/messages", b"hello", method="POST")
+            with urllib.request.urlopen(request, timeout=5) as response:
+                assert (response.status, response.read()) == (202, b"queued")
+            recorded = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/_flakeproxy/requests").read())
+            assert [(r["method"], r["request_body"]) for r in recorded["requests"]] == [("POST", "hello")]
+        finally:
+            process.terminate()
+            assert process.wait(10) == 0
