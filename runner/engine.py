@@ -80,6 +80,16 @@ def check_runnable(config: FlakeproxyConfig, source: str) -> None:
 class ContractRun:
     def __init__(self, config: FlakeproxyConfig, config_path: str, output: Path | None, progress: Progress) -> None:
         self.config, self.config_path, self.output, self.progress = config, config_path, output, progress
+        workspace = config.run.workspace
+        if workspace is not None and not Path(workspace).is_absolute():  # relative to the config file
+            config = config.model_copy(
+                update={
+                    "run": config.run.model_copy(
+                        update={"workspace": str(Path(config_path).resolve().parent / workspace)}
+                    )
+                }
+            )
+            self.config = config
         self.result = new_result(config, config_path)
         assert config.agent is not None
         self.agent = make_agent(config.agent)

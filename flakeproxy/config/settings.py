@@ -15,7 +15,9 @@ class RunConfig(StrictModel):
     concurrency: int = Field(1, ge=1, le=64, description="Cells of one scenario run at once.")
     replicas: int = Field(1, ge=1, le=100, description="Times each cell runs.")
     output: str = Field("flakeproxy-results", description="Folder for results.json, JUnit XML and HTML.")
-    workspace: str | None = Field(None, description="The agent's working directory, for file and command checks.")
+    workspace: str | None = Field(
+        None, description="The agent's working directory, for file and command checks (relative: to the config file)."
+    )
 
 
 class ScoringWeights(StrictModel):

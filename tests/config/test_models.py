@@ -179,3 +179,21 @@ def test_every_member_says_what_it_does(union: typing.Any) -> None:
         assert issubclass(member, BaseModel)
         doc = (member.__doc__ or "").strip()
         assert doc and doc.split("\n")[0].endswith("."), f"{member.__name__} needs a one-sentence docstring"
+
+
+def test_spec_mapping_syntax_becomes_invariants() -> None:
+    from flakeproxy import load_config
+    from tests.conftest import REPO
+
+    config = load_config(REPO / "examples" / "spec-syntax.yaml")
+    assert config.contract is not None
+    first = config.contract.invariants[0]
+    assert (first.id, first.type, first.weight, first.gate) == ("tests_pass", "command_exit", 1.0, True)
+    assert [i.id for i in config.contract.invariants] == ["tests_pass", "no_console_log", "answer_cites"]
+
+
+def test_spec_mapping_needs_a_check() -> None:
+    start, end = BASE.index("  invariants:\n"), BASE.index("chaos_matrix:")
+    text = BASE[:start] + "  invariants:\n    cite: {description: x}\n" + BASE[end:]
+    with pytest.raises(ConfigError, match="the mapping form needs check"):
+        parse_config(text)
