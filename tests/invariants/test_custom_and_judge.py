@@ -15,7 +15,7 @@ from pydantic import TypeAdapter
 from flakeproxy.config.settings import JudgeConfig
 from flakeproxy.invariants import AnyInvariant
 from flakeproxy.verdict import Observation
-from tests.support.loops import LoopThread, free_port
+from tests.support.loops import free_port, running_app
 
 INV: TypeAdapter[Any] = TypeAdapter(AnyInvariant)
 
@@ -71,21 +71,8 @@ def judge_server() -> Iterator[tuple[str, list[Any]]]:
             content = "```json\n" + json.dumps({"score": score, "passed": score > 0.5, "reason": "tone"}) + "\n```"
         return web.json_response({"choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]})
 
-    port = free_port()
-    thread = LoopThread("judge")
-
-    async def start() -> web.AppRunner:
-        app = web.Application()
-        app.add_routes([web.post("/v1/chat/completions", completions)])
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", port).start()
-        return runner
-
-    runner = thread.run(start())
-    yield f"http://127.0.0.1:{port}/v1", seen
-    thread.run(runner.cleanup())
-    thread.close()
+    with running_app([web.post("/v1/chat/completions", completions)], "judge") as url:
+        yield f"{url}/v1", seen
 
 
 def test_llm_as_judge(judge_server: tuple[str, list[Any]]) -> None:

@@ -20,7 +20,7 @@ from flakeproxy.config.agent import CommandAgent, HttpAgent
 from flakeproxy.runner.agents.base import Reply
 from flakeproxy.runner.agents.command import CommandAdapter
 from flakeproxy.runner.agents.http import HttpAdapter
-from tests.support.loops import LoopThread, free_port
+from tests.support.loops import free_port, running_app
 
 PROMPT = 'He said "hi"\nthen left. Ünïcödé ✓ {braces} \\ back'
 
@@ -52,23 +52,8 @@ def http_agent() -> Iterator[tuple[str, list[Any]]]:
         await asyncio.sleep(5)
         return web.json_response({})
 
-    port = free_port()
-    thread = LoopThread("http-agent")
-
-    async def start() -> web.AppRunner:
-        app = web.Application()
-        app.add_routes([web.post("/{mode}", handle)])
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", port).start()
-        return runner
-
-    runner = thread.run(start())
-    try:
-        yield f"http://127.0.0.1:{port}", seen
-    finally:
-        thread.run(runner.cleanup())
-        thread.close()
+    with running_app([web.post("/{mode}", handle)], "http-agent") as url:
+        yield url, seen
 
 
 def ask_http(url: str, mode: str, path: str | None, timeout_ms: int = 5000, **extra: Any) -> Reply:

@@ -6,7 +6,8 @@ import asyncio
 import concurrent.futures
 import socket
 import threading
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -47,3 +48,27 @@ async def _cancel_others() -> None:
         task.cancel()
     await asyncio.wait(tasks, timeout=5) if tasks else None
     await asyncio.sleep(0)  # let transports run their close callbacks
+
+
+@contextmanager
+def running_app(routes: list[Any], name: str = "app") -> Iterator[str]:
+    """An aiohttp app with these routes on a free loopback port, in its own loop thread; yields its URL."""
+    from aiohttp import web
+
+    port = free_port()
+    thread = LoopThread(name)
+
+    async def start() -> web.AppRunner:
+        app = web.Application()
+        app.add_routes(routes)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", port).start()
+        return runner
+
+    runner = thread.run(start())
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        thread.run(runner.cleanup())
+        thread.close()
