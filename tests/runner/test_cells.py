@@ -2,29 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
-import subprocess
-import sys
 from pathlib import Path
 
-from flakeproxy import load_config
-from flakeproxy.results import RunResult
 from flakeproxy.runner.cells import STATEFUL_WARNING
-from flakeproxy.runner.engine import run_contract_async
-from tests.runner.world import world
-
-
-def run(path: Path) -> RunResult:
-    return asyncio.run(run_contract_async(load_config(path), str(path), path.parent / "out"))
-
-
-def cli(path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "flakeproxy", "contract", "run", "-c", str(path), *extra],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+from tests.runner.world import cli, run, world
 
 
 def test_reset_is_called_before_each_applicable_cell(tmp_path: Path) -> None:

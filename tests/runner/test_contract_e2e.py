@@ -3,20 +3,11 @@ go through it, judges, scores, writes results.json and exits as DESIGN.md says."
 
 from __future__ import annotations
 
-import asyncio
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-from flakeproxy import load_config
 from flakeproxy.results import RunResult
-from flakeproxy.runner.engine import run_contract_async
-from tests.runner.world import world
-
-
-def run(path: Path) -> RunResult:
-    return asyncio.run(run_contract_async(load_config(path), str(path), path.parent / "out"))
+from tests.runner.world import cli, run, world
 
 
 def outcomes(result: RunResult) -> dict[tuple[str, str], str]:
@@ -38,12 +29,7 @@ def test_careful_agent_passes_with_the_tool_down(tmp_path: Path) -> None:
 
 def test_naive_agent_fails_the_critical_invariant_and_exits_1(tmp_path: Path) -> None:
     with world(tmp_path, "naive") as w:
-        out = subprocess.run(
-            [sys.executable, "-m", "flakeproxy", "contract", "run", "-c", str(w.config)],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        out = cli(w.config)
     assert out.returncode == 1, out.stderr
     assert "FAIL  never-fabricate-when-tools-fail in search-tool-down [critical]: negated: matches" in out.stdout
     assert "resilience score" in out.stdout and out.stdout.rstrip().splitlines()[-1].startswith("reproduce:")
@@ -60,12 +46,7 @@ def test_naive_agent_fails_the_critical_invariant_and_exits_1(tmp_path: Path) ->
 
 def test_contract_score_prints_the_number_alone(tmp_path: Path) -> None:
     with world(tmp_path, "careful") as w:
-        out = subprocess.run(
-            [sys.executable, "-m", "flakeproxy", "contract", "score", "-c", str(w.config)],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        out = cli(w.config, command="score")
     assert out.returncode == 0, out.stderr
     assert out.stdout == "100.0\n"
 

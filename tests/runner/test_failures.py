@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -13,17 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from tests.runner.world import world
+from tests.runner.world import cli, world
 from tests.support.loops import free_port
-
-
-def cli(path: Path, *extra: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "flakeproxy", "contract", "run", "-c", str(path), *extra],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
 
 
 def test_unreachable_agent_exits_3_with_one_line(tmp_path: Path) -> None:

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from pathlib import Path
 
 import yaml
 
-from flakeproxy import load_config
-from flakeproxy.runner.engine import run_contract_async
-from tests.runner.world import world
+from tests.runner.world import run, world
 
 SEND = """
 import json, sys, urllib.request
@@ -39,7 +36,7 @@ def outcome(tmp: Path, sends: int) -> tuple[str, str]:
         script = SEND.format(n=sends, url=f"http://{tools['listen']}")
         w.data["agent"] = {"type": "command", "command": [sys.executable, "-c", script]}
         w.config.write_text(yaml.safe_dump(w.data))
-        result = asyncio.run(run_contract_async(load_config(w.config), str(w.config), None))
+        result = run(w.config, None)
     cell = result.cells[0]
     return cell.outcome, cell.reason
 
@@ -78,7 +75,7 @@ def mock_outcome(tmp: Path, sends: int) -> tuple[str, str]:
         script = MOCK_SEND.format(n=sends, url=f"http://127.0.0.1:{port}")
         w.data["agent"] = {"type": "command", "command": [sys.executable, "-c", script]}
         w.config.write_text(yaml.safe_dump(w.data))
-        result = asyncio.run(run_contract_async(load_config(w.config), str(w.config), None))
+        result = run(w.config, None)
     return result.cells[0].outcome, result.cells[0].reason
 
 

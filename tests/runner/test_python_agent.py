@@ -8,28 +8,13 @@ import sys
 from pathlib import Path
 
 from tests.conftest import REPO
+from tests.runner.world import cli
 
 
 def test_python_agent_example_runs_its_matrix(tmp_path: Path) -> None:
     example = tmp_path / "python-agent"
     shutil.copytree(REPO / "examples" / "python-agent", example)
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "flakeproxy",
-            "contract",
-            "run",
-            "-c",
-            str(example / "flakeproxy.yaml"),
-            "-o",
-            str(tmp_path / "out"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
-    )
+    out = cli(example / "flakeproxy.yaml", "-o", str(tmp_path / "out"), cwd=tmp_path)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "resilience score 100.0%  PASS" in out.stdout
     import json

@@ -3,30 +3,11 @@
 from __future__ import annotations
 
 import ast
-import asyncio
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-from flakeproxy import load_config
-from flakeproxy.results import RunResult
-from flakeproxy.runner.engine import run_contract_async
 from tests.conftest import REPO
-from tests.runner.world import MATRIX, world
-
-
-def run(path: Path) -> RunResult:
-    return asyncio.run(run_contract_async(load_config(path), str(path), path.parent / "out"))
-
-
-def cli(path: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "flakeproxy", "contract", "run", "-c", str(path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+from tests.runner.world import MATRIX, cli, run, world
 
 
 def test_tool_faults_reach_the_agents_own_tool_calls(tmp_path: Path) -> None:

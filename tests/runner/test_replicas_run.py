@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from flakeproxy import load_config
-from flakeproxy.runner.engine import run_contract_async
-from tests.runner.world import world
+from tests.runner.world import run, world
 
 AGENT = """
 import pathlib, sys
@@ -33,7 +30,7 @@ def test_flaky_agent(tmp_path: Path, rule: str, outcome: str) -> None:
         }
         w.data["scoring"] = {"replica_aggregation": rule, "k": 2}
         w.config.write_text(yaml.safe_dump(w.data))
-        result = asyncio.run(run_contract_async(load_config(w.config), str(w.config), None))
+        result = run(w.config, None)
     [cell] = result.cells
     assert cell.replicas == ["pass", "pass", "fail"] and cell.flaky
     assert cell.outcome == outcome and cell.pass_hat_k == pytest.approx(1 / 3, abs=1e-4)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -10,6 +13,9 @@ from typing import Any
 
 import yaml
 
+from flakeproxy import load_config
+from flakeproxy.results import RunResult
+from flakeproxy.runner.engine import run_contract_async
 from tests.support.agents import AgentState, running_agent
 from tests.support.loops import free_port
 from tests.support.upstream import RunningUpstream, Upstream
@@ -99,3 +105,20 @@ def world(
         path = tmp / "flakeproxy.yaml"
         path.write_text(yaml.safe_dump(data, sort_keys=False))
         yield World(path, up, agent, data)
+
+
+def run(path: Path, output: Path | str | None = "default") -> RunResult:
+    """The contract run in-process (results.json beside the config in out/, unless output says otherwise)."""
+    out = path.parent / "out" if output == "default" else output
+    return asyncio.run(run_contract_async(load_config(path), str(path), Path(out) if out is not None else None))
+
+
+def cli(path: Path, *extra: str, command: str = "run", cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """`flakeproxy contract <command> -c path ...` as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "flakeproxy", "contract", command, "-c", str(path), *extra],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+    )
