@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from mitmproxy import http
 
 from flakeproxy.injector import Decision, Injector
-from flakeproxy.journal import BodyCapture, Journal, JournalEntry, redact_headers
+from flakeproxy.journal import BODY_CAP_BYTES, BodyCapture, Journal, JournalEntry, redact_headers
 from flakeproxy.wire.action import StreamTransform
 from flakeproxy.wire.call import resolve
 
@@ -60,8 +60,6 @@ class FaultAddon:
             body,
         )
         decision = self.injector.decide(call, cell)
-        request_capture = BodyCapture()
-        request_capture.add(body)
         entry = JournalEntry(
             seq=self.journal.next_seq(),
             cell=cell,
@@ -72,7 +70,7 @@ class FaultAddon:
             method=call.method,
             url=call.url,
             request_headers=redact_headers(flow.request.headers.items(multi=True)),
-            request_body=request_capture.text(),
+            request_body=body[:BODY_CAP_BYTES].decode("utf-8", "replace"),
             request_bytes=len(body),
             fault=decision.record() if decision else None,
         )

@@ -56,7 +56,6 @@ class MidStreamError(EventStream):
         self.after_events = after_events
         self.error_event = error_event
         self._pending = error_event if after_events == 0 else b""
-        self.done = False
 
     def feed(self, chunk: bytes) -> bytes:
         head, self._pending = self._pending, b""
