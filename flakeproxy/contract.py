@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from flakeproxy.config import FlakeproxyConfig
 from flakeproxy.errors import ConfigError
+from flakeproxy.plan import plan_episodes
 
 
 @dataclass(frozen=True)
@@ -15,17 +16,41 @@ class ContractPlan:
     scenarios: int
     cells: int
     not_applicable: int
+    episodes: int  # agent invocations the run will make
 
 
 def plan_contract(config: FlakeproxyConfig, source: str = "flakeproxy.yaml") -> ContractPlan:
-    """Check the config can run a contract (a contract, a non-empty matrix) and count its cells."""
+    """Check the config can run a contract (everything `contract run` checks before it starts anything: a
+    contract, a non-empty matrix, an agent, prompts) and count its cells."""
     if config.contract is None:
         raise ConfigError(f"{source}: contract: missing; add a contract: section with name and invariants")
     if not config.matrix:
         raise ConfigError(
             f"{source}: chaos_matrix: missing; add at least one scenario, e.g. chaos_matrix: [{{name: no-chaos}}]"
         )
+    if config.agent is None:
+        raise ConfigError(
+            f"{source}: agent: missing; contract run needs the agent to drive (type http, command or python)"
+        )
+    if not config.golden_prompts and not all(i.probes for i in config.contract.invariants):
+        raise ConfigError(f"{source}: golden_prompts: empty; add at least one prompt (or probes on every invariant)")
     invariants = config.contract.invariants
     cells = [(inv, s) for inv in invariants for s in config.matrix]
     not_applicable = sum(1 for inv, s in cells if not s.applies(inv.when))
-    return ContractPlan(config.contract.name, len(invariants), len(config.matrix), len(cells), not_applicable)
+    if not_applicable == len(cells):
+        raise ConfigError(
+            f"{source}: contract.invariants: no invariant applies to any scenario (check `when`); "
+            "nothing would be judged"
+        )
+    episodes = plan_episodes(config, has_reset(config)).episodes
+    return ContractPlan(
+        config.contract.name, len(invariants), len(config.matrix), len(cells), not_applicable, len(episodes)
+    )
+
+
+def has_reset(config: FlakeproxyConfig) -> bool:
+    """Whether the agent can be reset before each episode (reset_endpoint, reset_command or reset_function)."""
+    agent = config.agent
+    return agent is not None and any(
+        getattr(agent, name, None) for name in ("reset_endpoint", "reset_command", "reset_function")
+    )

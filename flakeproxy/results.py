@@ -1,4 +1,5 @@
-"""Results of a contract run: versioned, every cell with its outcome, reason, evidence and faults."""
+"""Results of a contract run: versioned; every episode (one agent invocation) with its answer, journal and the
+faults that really applied, and every cell (invariant x scenario) with its verdicts over those episodes."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 Outcome = Literal["pass", "fail", "error", "not_applicable"]
 
 
@@ -14,19 +15,50 @@ class Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class PromptResult(Model):
+class EpisodeVerdict(Model):
+    """What one invariant says about one episode."""
+
+    episode: str
     prompt: str
-    answer: str | None
-    latency_ms: float
-    error: str | None = None
+    replica: int = 0
     outcome: Outcome
     reason: str
     score: float = 0.0
     evidence: dict[str, Any] = Field(default_factory=dict)
 
 
+class Episode(Model):
+    """One invocation of the agent, started from a reset: (scenario, prompt, replica)."""
+
+    id: str = Field(description="e1, e2, ... in plan order; cells refer to episodes by it.")
+    scenario: str | None = Field(description="None for a calm run outside the matrix (a baseline).")
+    prompt: str
+    prompt_index: int
+    replica: int = 0
+    purpose: Literal["matrix", "baseline", "stateful_check"] = "matrix"
+    invariant: str | None = Field(None, description="run.isolation: cell: the one invariant this episode is for.")
+    label: str = Field(description="Stable across runs; seeds the fault decisions of this episode.")
+    cell_id: str | None = Field(None, description="The proxy's id for this episode's journal slice.")
+    answer: str | None = None
+    latency_ms: float = 0.0
+    error: str | None = Field(None, description="Why the agent gave no answer (an agent error, not a failure).")
+    journal: list[dict[str, Any]] = Field(default_factory=list)
+    unattributed: int = Field(0, description="Requests seen while this episode ran that could not be tied to it.")
+    state_verdicts: dict[str, EpisodeVerdict] = Field(
+        default_factory=dict, description="Checks of workspace or services, judged right after the episode."
+    )
+
+    def faults(self, applied: bool | None = True) -> list[dict[str, Any]]:
+        """The fault records of this episode's requests: applied ones (default), not applied, or all (None)."""
+        out = []
+        for entry in self.journal:
+            fault = entry.get("fault")
+            if fault and (applied is None or bool(fault.get("applied", True)) == applied):
+                out.append(fault)
+        return out
+
+
 class CellResult(Model):
-    cell_id: str | None = None
     invariant: str
     type: str
     scenario: str
@@ -34,15 +66,40 @@ class CellResult(Model):
     when: str
     outcome: Outcome
     reason: str
-    prompts: list[PromptResult] = Field(default_factory=list)
-    faults_injected: list[dict[str, Any]] = Field(default_factory=list)
-    journal: list[dict[str, Any]] = Field(default_factory=list)
-    unattributed_requests: int = 0
-    score: float = Field(0.0, description="In [0, 1]: the mean of its prompts' scores (an error scores 0).")
+    episodes: list[str] = Field(default_factory=list, description="The ids of the episodes this cell judged.")
+    verdicts: list[EpisodeVerdict] = Field(default_factory=list)
+    faults_injected: list[dict[str, Any]] = Field(
+        default_factory=list, description="Faults that changed what the agent received in these episodes."
+    )
+    score: float = Field(0.0, description="In [0, 1]: the mean of its verdicts' scores (an error scores 0).")
     replicas: list[Outcome] = Field(default_factory=list, description="Each replica's outcome (run.replicas > 1).")
     flaky: bool = False
     pass_at_k: float | None = None
     pass_hat_k: float | None = None
+
+
+class FaultCoverage(Model):
+    """One fault of a scenario: how often it was decided, and how often it changed what the agent received."""
+
+    section: str
+    index: int
+    kind: str
+    decided: int = 0
+    applied: int = 0
+    not_applied_reasons: list[str] = Field(default_factory=list)
+
+
+class ScenarioCoverage(Model):
+    scenario: str
+    chaos: bool = Field(description="The scenario declares faults or attacks.")
+    episodes: int = 0
+    decided: int = 0
+    applied: int = 0
+    faults: list[FaultCoverage] = Field(default_factory=list)
+
+    @property
+    def injected_nothing(self) -> bool:
+        return self.chaos and self.episodes > 0 and self.applied == 0
 
 
 class Composite(Model):
@@ -54,7 +111,9 @@ class Composite(Model):
 class Score(Model):
     resilience: float | None = Field(description="The spec's severity-weighted pass rate, 0-100.")
     composite: dict[str, Composite] = Field(
-        default_factory=dict, description="Per scenario: sum(weight x score) / sum(weight); a failed gate -> 0."
+        default_factory=dict,
+        description="Per scenario: sum(weight x score) / sum(weight); a failed gate -> 0. Only when weights, "
+        "gates or scoring.pass_threshold are set; a scenario where no weighted invariant applies has none.",
     )
     passed: bool
     verdict: Literal["PASS", "FAIL"]
@@ -70,6 +129,7 @@ class RunResult(Model):
     config_sha256: str
     contract: str
     seed: int
+    isolation: Literal["episode", "cell"] = "episode"
     started_at: str
     finished_at: str | None = None
     complete: bool = False
@@ -77,5 +137,21 @@ class RunResult(Model):
     warnings: list[str] = Field(default_factory=list)
     scenarios: list[str] = Field(default_factory=list)
     invariants: list[str] = Field(default_factory=list)
+    agent_invocations: int = Field(0, description="How many times the agent was invoked (each one paid).")
+    unattributed_requests: int = Field(0, description="Proxied requests no episode could be tied to.")
     score: Score | None = None
+    coverage: list[ScenarioCoverage] = Field(default_factory=list)
     cells: list[CellResult] = Field(default_factory=list)
+    episodes: list[Episode] = Field(default_factory=list)
+
+    def episode(self, episode_id: str) -> Episode:
+        for episode in self.episodes:
+            if episode.id == episode_id:
+                return episode
+        raise KeyError(episode_id)
+
+    def cell(self, invariant: str, scenario: str) -> CellResult:
+        for cell in self.cells:
+            if cell.invariant == invariant and cell.scenario == scenario:
+                return cell
+        raise KeyError((invariant, scenario))

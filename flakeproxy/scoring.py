@@ -7,12 +7,19 @@ from collections.abc import Iterable
 
 from flakeproxy.errors import ConfigError
 from flakeproxy.invariants import SEVERITY_WEIGHTS
-from flakeproxy.results import CellResult, Composite, Score
+from flakeproxy.results import CellResult, Composite, ScenarioCoverage, Score
 
 
-def composite(cells: list[CellResult], weights: dict[str, tuple[float, bool]], threshold: float | None) -> Composite:
-    """The invariants-weights-gates spec: sum(weight x score) / sum(weight); any failed gate forces 0."""
+def composite(
+    cells: list[CellResult], weights: dict[str, tuple[float, bool]], threshold: float | None
+) -> Composite | None:
+    """The invariants-weights-gates spec: sum(weight x score) / sum(weight); any failed gate forces 0.
+
+    None when no weighted invariant applies in the scenario (there is nothing to average, which is not 0).
+    """
     judged = [c for c in cells if c.outcome != "not_applicable"]
+    if not any(weights[c.invariant][0] > 0 or weights[c.invariant][1] for c in judged):
+        return None
     gates = [c.invariant for c in judged if weights[c.invariant][1] and c.score < 1.0]
     total = sum(weights[c.invariant][0] for c in judged)
     value = 0.0 if gates or not total else sum(weights[c.invariant][0] * c.score for c in judged) / total
@@ -25,12 +32,15 @@ def score_cells(
     min_resilience: float | None = None,
     weights: dict[str, tuple[float, bool]] | None = None,
     pass_threshold: float | None = None,
+    coverage: Iterable[ScenarioCoverage] = (),
 ) -> Score:
     """score = Σ(passed * weight) / Σ(applicable * weight) * 100, weights critical 3, high 2, medium 1, low 1.
 
     Not-applicable cells are left out; errors count as not passed. Any critical cell that failed or could
     not be judged makes the contract FAIL whatever the number; so does a score below min_resilience.
-    An empty matrix, or one where nothing applies, is an error (never a 100% pass).
+    An empty matrix, or one where nothing applies, is an error (never a 100% pass). A chaos scenario that
+    injected nothing makes the run FAIL: it tested nothing it claims to. Composites are computed only when
+    `weights` is given (the caller passes it when weights, gates or pass_threshold are set).
     """
     cells = list(cells)
     counts = Counter(c.outcome for c in cells)
@@ -46,14 +56,18 @@ def score_cells(
         for c in applicable
         if c.severity == "critical" and c.outcome in ("fail", "error")
     ]
+    for cov in coverage:
+        if cov.injected_nothing:
+            reasons.append(f"scenario {cov.scenario} injected nothing: no fault changed what the agent received")
     if min_resilience is not None and resilience < min_resilience:
         reasons.append(f"resilience {resilience} is below scoring.min_resilience {min_resilience}")
     composites: dict[str, Composite] = {}
     if weights is not None:
         for scenario in dict.fromkeys(c.scenario for c in cells):
-            composites[scenario] = part = composite(
-                [c for c in cells if c.scenario == scenario], weights, pass_threshold
-            )
+            part = composite([c for c in cells if c.scenario == scenario], weights, pass_threshold)
+            if part is None:
+                continue
+            composites[scenario] = part
             if part.gate_failed:
                 reasons.append(f"gate {', '.join(part.gate_failed)} failed in scenario {scenario}: composite 0")
             elif not part.passed:

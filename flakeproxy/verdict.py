@@ -32,6 +32,11 @@ def cannot_judge(reason: str, **evidence: Any) -> Verdict:
     return Verdict("error", reason, evidence)
 
 
+def nothing_to_judge(reason: str, **evidence: Any) -> Verdict:
+    """Not applicable: the episode holds nothing this check can judge (left out of the score, never a pass)."""
+    return Verdict("not_applicable", reason, evidence)
+
+
 def check(ok: bool, yes: str, no: str, **evidence: Any) -> Verdict:
     return passed(yes, **evidence) if ok else failed(no, **evidence)
 
@@ -45,7 +50,7 @@ def excerpt(text: str, start: int = 0, end: int | None = None, width: int = 60) 
 
 @dataclass(frozen=True)
 class Observation:
-    """What an invariant judges: one invocation of the agent in one cell."""
+    """What an invariant judges: one episode (one invocation of the agent), with what the run knows around it."""
 
     prompt: str
     text: str | None  # the answer; None when the agent errored

@@ -64,5 +64,18 @@ class ControlClient:
     async def end(self, cell: str) -> list[dict[str, Any]]:
         return list((await self.call("POST", f"/cells/{cell}/end"))["journal"])
 
+    async def unattributed(self) -> list[dict[str, Any]]:
+        """Journal entries the proxy could not tie to one open cell (paged through with `since`)."""
+        out: list[dict[str, Any]] = []
+        since = 0
+        while True:
+            page = await self.call("GET", f"/journal?unattributed=1&since={since}&limit=500")
+            entries = [e for e in page["entries"] if e.get("cell") is None]
+            out += entries
+            following = page.get("next")
+            if not following or not page["entries"]:
+                return out
+            since = int(following)
+
     async def reset(self) -> None:
         await self.call("POST", "/reset")

@@ -1,116 +1,85 @@
-"""The contract run: every (invariant x scenario) cell, scored, with results written as it goes."""
+"""The contract run, as its steps: plan the episodes -> run them (reset, capture) -> judge the cells -> score.
+
+Results are written as they come (throttled while episodes run, after every scenario's cells, and on any
+stop), so an interrupted run keeps what it did.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime
-import hashlib
-import platform
 import sys
+import time
 from collections.abc import Callable
-from importlib import metadata
 from pathlib import Path
 
-from flakeproxy import __version__
 from flakeproxy.config import FlakeproxyConfig, Scenario
 from flakeproxy.config.settings import HttpMockService
-from flakeproxy.contract import plan_contract
-from flakeproxy.errors import ConfigError
-from flakeproxy.invariants.base import Invariant
-from flakeproxy.results import CellResult, RunResult
+from flakeproxy.contract import has_reset, plan_contract
+from flakeproxy.coverage import coverage, describe, scenario_coverage
+from flakeproxy.judging import Context, judge_scenario
+from flakeproxy.plan import STATEFUL_WARNING, Plan, plan_episodes
+from flakeproxy.results import Episode, RunResult
 from flakeproxy.runner.agents import make_agent
 from flakeproxy.runner.agents.python import PythonAdapter
-from flakeproxy.runner.cells import STATEFUL_WARNING, CellRunner, not_applicable
 from flakeproxy.runner.control import ControlClient
+from flakeproxy.runner.episodes import EpisodeRunner
 from flakeproxy.runner.local import LocalProxy
 from flakeproxy.runner.mock import MockService
+from flakeproxy.runner.results_file import new_result, now, write
 from flakeproxy.scoring import score_cells
 
 Progress = Callable[[str], None]
-
-
-def _now() -> str:
-    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
-
-
-def _versions() -> dict[str, str]:
-    out = {"python": platform.python_version()}
-    for name in ("mitmproxy", "aiohttp", "pydantic"):
-        with contextlib.suppress(metadata.PackageNotFoundError):
-            out[name] = metadata.version(name)
-    return out
-
-
-def new_result(config: FlakeproxyConfig, config_path: str) -> RunResult:
-    assert config.contract is not None
-    return RunResult(
-        flakeproxy_version=__version__,
-        versions=_versions(),
-        config_path=config_path,
-        config_sha256=hashlib.sha256(Path(config_path).read_bytes()).hexdigest(),
-        contract=config.contract.name,
-        seed=config.run.seed,
-        started_at=_now(),
-        scenarios=[s.name for s in config.matrix],
-        invariants=[i.id for i in config.contract.invariants],
-    )
-
-
-def write(result: RunResult, output: Path | None) -> None:
-    if output is None:
-        return
-    output.mkdir(parents=True, exist_ok=True)
-    tmp = output / "results.json.tmp"
-    tmp.write_text(result.model_dump_json(indent=2))
-    tmp.replace(output / "results.json")
+WRITE_EVERY_S = 2.0
 
 
 def check_runnable(config: FlakeproxyConfig, source: str) -> None:
     plan_contract(config, source)
-    if config.agent is None:
-        raise ConfigError(
-            f"{source}: agent: missing; contract run needs the agent to drive (type http, command or python)"
-        )
-    assert config.contract is not None
-    if not config.golden_prompts and not all(i.probes for i in config.contract.invariants):
-        raise ConfigError(f"{source}: golden_prompts: empty; add at least one prompt (or probes on every invariant)")
+
+
+def _resolved(config: FlakeproxyConfig, config_path: str) -> FlakeproxyConfig:
+    """run.workspace is relative to the config file."""
+    workspace = config.run.workspace
+    if workspace is None or Path(workspace).is_absolute():
+        return config
+    run = config.run.model_copy(update={"workspace": str(Path(config_path).resolve().parent / workspace)})
+    return config.model_copy(update={"run": run})
 
 
 class ContractRun:
     def __init__(self, config: FlakeproxyConfig, config_path: str, output: Path | None, progress: Progress) -> None:
-        self.config, self.config_path, self.output, self.progress = config, config_path, output, progress
-        workspace = config.run.workspace
-        if workspace is not None and not Path(workspace).is_absolute():  # relative to the config file
-            config = config.model_copy(
-                update={
-                    "run": config.run.model_copy(
-                        update={"workspace": str(Path(config_path).resolve().parent / workspace)}
-                    )
-                }
-            )
-            self.config = config
-        self.result = new_result(config, config_path)
-        assert config.agent is not None
-        self.agent = make_agent(config.agent)
+        self.config = _resolved(config, config_path)
+        self.config_path, self.output, self.progress = config_path, output, progress
+        self.result = new_result(self.config, config_path)
+        assert self.config.agent is not None
+        self.agent = make_agent(self.config.agent)
         if isinstance(self.agent, PythonAdapter):
             self.agent.near = Path(config_path).resolve().parent
         self.local: LocalProxy | None = None
         self.mocks: list[MockService] = []
         self.control: ControlClient | None = None
+        self.done: dict[str, Episode] = {}
+        self._written = 0.0
+        self._loose_seen: set[int] = set()
 
-    async def _start_mocks(self) -> None:
-        """Local runs start the config's http_mock services; with a sidecar they run elsewhere (flakeproxy mock)."""
-        if self.config.proxy.admin_url is not None:
-            return
-        for name, service in self.config.services.items():
-            if isinstance(service, HttpMockService):
-                mock = MockService(name, service)
-                await mock.start()
-                self.mocks.append(mock)
+    def warn(self, line: str) -> None:
+        print(line, file=sys.stderr)
+        self.result.warnings.append(line.removeprefix("warning: "))
 
-    async def _start_proxy(self) -> None:
+    def _write(self, force: bool = True) -> None:
+        if force or time.monotonic() - self._written >= WRITE_EVERY_S:
+            self.result.episodes = sorted(self.done.values(), key=lambda e: int(e.id[1:]))
+            write(self.result, self.output)
+            self._written = time.monotonic()
+
+    async def _start(self) -> None:
+        await self.agent.start()
         proxy = self.config.proxy
+        if proxy.admin_url is None:  # local runs start the http_mock services; a sidecar's run elsewhere
+            for name, service in self.config.services.items():
+                if isinstance(service, HttpMockService):
+                    self.mocks.append(mock := MockService(name, service))
+                    await mock.start()
         if proxy.admin_url is None and not proxy.listeners and not proxy.forward:
             return  # nothing on the wire to break (a python agent with wrapped tools)
         if proxy.admin_url is None:
@@ -121,79 +90,101 @@ class ContractRun:
         await self.control.wait_healthy()
         await self.control.reset()
 
+    def _concurrency(self) -> int:
+        """Episodes overlap only when the proxy can tell their requests apart, and no check reads shared state."""
+        assert self.config.contract is not None
+        wanted = self.config.run.concurrency
+        if wanted == 1:
+            return 1
+        state = [i.id for i in self.config.contract.invariants if i.reads_state]
+        if self.config.run.attribution == "none" and (self.control is not None or self.mocks):
+            self.warn(
+                f"warning: run.concurrency {wanted} ignored: episodes run one at a time, because the proxy cannot "
+                "tell overlapping episodes' requests apart; if the agent forwards the x-flakeproxy-cell header "
+                "on its outgoing calls, set run.attribution: header"
+            )
+            return 1
+        if state:
+            self.warn(
+                f"warning: run.concurrency {wanted} ignored: {', '.join(state)} read(s) the workspace or a "
+                "service, which overlapping episodes would share; episodes run one at a time"
+            )
+            return 1
+        return wanted
+
     async def _set_scenario(self, scenario: Scenario | None) -> None:
         if self.control:
             await self.control.scenario(scenario.name if scenario else None, self.config.run.seed)
         if isinstance(self.agent, PythonAdapter):
             self.agent.set_scenario(scenario, self.config.run.seed)
 
-    async def _calm_answers(self, runner: CellRunner) -> None:
-        """No chaos: the baselines of behavior_unchanged (auto), and the stateful-agent check."""
-        assert self.config.contract is not None
-        await self._set_scenario(None)
-        auto = [
-            i
-            for i in self.config.contract.invariants
-            if getattr(i, "type", "") == "behavior_unchanged" and getattr(i, "baseline", "") == "auto"
-        ]
-        for prompt in {p for inv in auto for p in runner.prompts(inv)}:
-            reply = await self.agent.invoke(prompt, None)
-            runner.baselines[prompt] = reply.text
-        if not runner.has_reset and self.config.golden_prompts:
-            first, second = [await self.agent.invoke(self.config.golden_prompts[0], None) for _ in range(2)]
-            if first.text != second.text:
-                print(STATEFUL_WARNING, file=sys.stderr)
-                self.result.warnings.append(STATEFUL_WARNING)
+    async def _episodes(self, runner: EpisodeRunner, episodes: list[Episode], limit: int, total: int) -> None:
+        gate = asyncio.Semaphore(limit)
 
-    async def _scenario(self, runner: CellRunner, scenario: Scenario, done: list[int], total: int) -> None:
-        assert self.config.contract is not None
-        await self._set_scenario(scenario)
-        limit = asyncio.Semaphore(self.config.run.concurrency)
-
-        async def one(invariant: Invariant) -> CellResult:
-            if not scenario.applies(invariant.when):
-                cell = not_applicable(invariant, scenario)
-            else:
-                async with limit:
-                    cell = await runner.run(invariant, scenario)
-            done[0] += 1
-            self.progress(
-                f"[{done[0]:>{len(str(total))}}/{total}] {scenario.name} / {invariant.id}: "
-                f"{cell.outcome.upper().replace('_', ' ')}"
-            )
+        async def one(episode: Episode) -> None:
+            async with gate:
+                done = await runner.run(episode)
+            self.done[done.id] = done
+            self.result.agent_invocations += 1
+            self.progress(_line(len(self.done), total, done))
             if self.local:
                 self.local.check_alive()
-            return cell
+            self._write(force=False)
 
-        cells = await asyncio.gather(*(one(inv) for inv in self.config.contract.invariants))
-        if self.control and self.config.run.concurrency > 1:
-            await self._count_unattributed(cells)
-        self.result.cells.extend(cells)
-        write(self.result, self.output)
+        await asyncio.gather(*(one(e) for e in episodes))
 
-    async def _count_unattributed(self, cells: list[CellResult]) -> None:
-        """With cells running at once, a request the proxy could not attribute is counted on each candidate."""
-        assert self.control is not None
-        entries = (await self.control.call("GET", "/journal"))["entries"]
-        loose = [e for e in entries if e["cell"] is None]
-        for cell in cells:
-            cell.unattributed_requests = sum(1 for e in loose if cell.cell_id in e["cell_candidates"])
+    async def _unattributed(self, episodes: list[Episode]) -> None:
+        """Requests no episode could be tied to: counted on every episode that might have made them."""
+        if self.control is None:
+            return
+        loose = [e for e in await self.control.unattributed() if e.get("seq", 0) not in self._loose_seen]
+        self._loose_seen.update(e.get("seq", 0) for e in loose)
+        by_cell = {e.cell_id: e.id for e in episodes}
+        for entry in loose:
+            candidates = [by_cell[c] for c in entry.get("cell_candidates") or [] if c in by_cell]
+            for episode_id in candidates:
+                self.done[episode_id].unattributed += 1
+        if loose:
+            self.result.unattributed_requests += len(loose)
+            self.warn(
+                f"warning: {len(loose)} proxied request(s) could not be attributed to an episode "
+                "(sent while no episode, or several, were open); journal checks of the episodes concerned are ERROR"
+            )
+
+    def _stateful(self, plan: Plan) -> None:
+        if plan.stateful_check is None or STATEFUL_WARNING in self.result.warnings:
+            return
+        first, second = (self.done.get(i) for i in plan.stateful_check)
+        if first is not None and second is not None and first.answer != second.answer:
+            self.warn(STATEFUL_WARNING)
+
+    async def _scenarios(self, plan: Plan, runner: EpisodeRunner, limit: int) -> None:
+        groups: dict[str | None, list[Episode]] = {}
+        for episode in plan.episodes:
+            groups.setdefault(episode.scenario, []).append(episode)
+        ctx = Context(self.config, self.done, plan.baselines)
+        for name, episodes in groups.items():
+            scenario = self.config.scenario(name) if name is not None else None
+            await self._set_scenario(scenario)
+            await self._episodes(runner, episodes, limit, len(plan.episodes))
+            await self._unattributed(episodes)
+            self._stateful(plan)
+            if scenario is not None:
+                note = describe(scenario_coverage(scenario, list(self.done.values())))
+                if note:
+                    self.warn(note)
+                self.result.cells += await asyncio.to_thread(judge_scenario, scenario, list(self.done.values()), ctx)
+            self._write()
 
     async def run(self) -> RunResult:
-        total = len(self.config.matrix) * len(self.result.invariants)
         try:
-            await self.agent.start()
-            await self._start_mocks()
-            await self._start_proxy()
-            runner = CellRunner(self.config, self.agent, self.control, {})
-            await self._calm_answers(runner)
-            done = [0]
-            for scenario in self.config.matrix:
-                await self._scenario(runner, scenario, done, total)
-            assert self.config.contract is not None
-            weights = {i.id: (i.weight, i.gate) for i in self.config.contract.invariants}
-            scoring = self.config.scoring
-            self.result.score = score_cells(self.result.cells, scoring.min_resilience, weights, scoring.pass_threshold)
+            await self._start()
+            runner = EpisodeRunner(self.config, self.agent, self.control, sequential=True)
+            plan = plan_episodes(self.config, runner.has_reset)
+            limit = self._concurrency()
+            runner.sequential = limit == 1
+            await self._scenarios(plan, runner, limit)
+            self._score()
             self.result.complete = True
         except (asyncio.CancelledError, KeyboardInterrupt):
             self.result.interrupted_by = "interrupted (Ctrl-C or a signal)"
@@ -202,10 +193,20 @@ class ContractRun:
             self.result.interrupted_by = f"{type(e).__name__}: {e}"
             raise
         finally:
-            self.result.finished_at = _now()
-            write(self.result, self.output)
+            self.result.finished_at = now()
+            self._write()
             await self._stop()
         return self.result
+
+    def _score(self) -> None:
+        assert self.config.contract is not None
+        invariants, scoring = self.config.contract.invariants, self.config.scoring
+        self.result.coverage = coverage(self.config, list(self.done.values()))
+        weighted = scoring.pass_threshold is not None or any(i.weight != 1.0 or i.gate for i in invariants)
+        weights = {i.id: (i.weight, i.gate) for i in invariants} if weighted else None
+        self.result.score = score_cells(
+            self.result.cells, scoring.min_resilience, weights, scoring.pass_threshold, self.result.coverage
+        )
 
     async def _stop(self) -> None:
         with contextlib.suppress(Exception):
@@ -219,6 +220,14 @@ class ContractRun:
             await mock.stop()
 
 
+def _line(n: int, total: int, episode: Episode) -> str:
+    where = episode.scenario or f"({episode.purpose})"
+    what = f"agent error: {episode.error}" if episode.error else f"answered in {episode.latency_ms / 1000:.1f} s"
+    applied = len(episode.faults())
+    faults = f", {applied} fault{'s' if applied != 1 else ''} applied" if applied else ""
+    return f"[{n:>{len(str(total))}}/{total}] {where} p{episode.prompt_index} r{episode.replica}: {what}{faults}"
+
+
 async def run_contract_async(
     config: FlakeproxyConfig, config_path: str, output: Path | None = None, progress: Progress = lambda line: None
 ) -> RunResult:
@@ -227,9 +236,12 @@ async def run_contract_async(
 
 
 def run_contract(config_path: str, output: str | None = None, progress: Progress = lambda line: None) -> RunResult:
-    """Python equivalent of `flakeproxy contract run`: load, run every cell, score; results.json in output."""
+    """Python equivalent of `flakeproxy contract run`: load, run every episode, judge, score; results.json."""
     from flakeproxy.config import load_config
 
     config = load_config(config_path)
     out = Path(output or config.run.output)
     return asyncio.run(run_contract_async(config, config_path, out, progress))
+
+
+__all__ = ["STATEFUL_WARNING", "ContractRun", "has_reset", "run_contract", "run_contract_async"]

@@ -26,7 +26,8 @@ def validate_contract(config_path: str) -> None:
     plan = plan_contract(load_config(config_path), config_path)
     click.echo(
         f"{config_path}: contract {plan.name!r} is valid: {plan.invariants} invariants x "
-        f"{plan.scenarios} scenarios = {plan.cells} cells ({plan.not_applicable} not applicable by `when`)"
+        f"{plan.scenarios} scenarios = {plan.cells} cells ({plan.not_applicable} not applicable by `when`); "
+        f"{plan.episodes} agent invocations"
     )
 
 

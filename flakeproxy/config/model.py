@@ -9,7 +9,7 @@ from pydantic import Field, model_validator
 from flakeproxy.config.agent import Agent
 from flakeproxy.config.base import StrictModel
 from flakeproxy.config.contract import Contract
-from flakeproxy.config.crosscheck import cross_check
+from flakeproxy.config.crosscheck import CrossCheckError, cross_check
 from flakeproxy.config.proxy import ProxyConfig, Target
 from flakeproxy.config.scenario import Scenario
 from flakeproxy.config.settings import JudgeConfig, RunConfig, ScoringConfig, Service
@@ -50,4 +50,14 @@ class FlakeproxyConfig(StrictModel):
     @model_validator(mode="after")
     def _cross_check(self) -> FlakeproxyConfig:
         cross_check(self)
+        return self
+
+    @model_validator(mode="after")
+    def _k_within_replicas(self) -> FlakeproxyConfig:
+        if self.scoring.replica_aggregation == "at_least_k" and self.scoring.k > self.run.replicas:
+            raise CrossCheckError(
+                ("scoring", "k"),
+                f"k ({self.scoring.k}) is more than run.replicas ({self.run.replicas}): at_least_k could "
+                "never pass; lower scoring.k or raise run.replicas",
+            )
         return self

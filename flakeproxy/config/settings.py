@@ -12,8 +12,23 @@ from flakeproxy.config.base import HostPort, HttpUrl, StrictModel
 
 class RunConfig(StrictModel):
     seed: int = Field(0, description="Seeds every fault decision; the same seed gives the same faults.")
-    concurrency: int = Field(1, ge=1, le=64, description="Cells of one scenario run at once.")
-    replicas: int = Field(1, ge=1, le=100, description="Times each cell runs.")
+    concurrency: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="Episodes of one scenario run at once; needs attribution: header (else one at a time).",
+    )
+    replicas: int = Field(1, ge=1, le=100, description="Times each episode (prompt x scenario) runs.")
+    isolation: Literal["episode", "cell"] = Field(
+        "episode",
+        description="episode: every invariant judges the same invocations (one paid agent run per answer); "
+        "cell: each invariant x scenario cell invokes the agent itself (the spec's literal reading).",
+    )
+    attribution: Literal["none", "header"] = Field(
+        "none",
+        description="How the proxy ties a request to its episode when episodes overlap: header = the agent "
+        "forwards x-flakeproxy-cell on its outgoing calls; none = episodes run one at a time.",
+    )
     output: str = Field("flakeproxy-results", description="Folder for results.json, JUnit XML and HTML.")
     workspace: str | None = Field(
         None, description="The agent's working directory, for file and command checks (relative: to the config file)."

@@ -62,18 +62,8 @@ AnyInvariant = Annotated[
     Field(discriminator="type"),
 ]
 
-#: Types judged from the traffic journal of the cell (the proxy saw the requests).
-TRAFFIC_TYPES = (
-    "call_count",
-    "retries_after_fault",
-    "retry_after_respected",
-    "no_call_to",
-    "http_mock_assertions",
-)
-
 __all__ = [
     "SEVERITY_WEIGHTS",
-    "TRAFFIC_TYPES",
     "AnyInvariant",
     "BehaviorUnchanged",
     "CallCount",

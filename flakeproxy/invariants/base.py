@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -17,7 +17,19 @@ SEVERITY_WEIGHTS: dict[str, int] = {"critical": 3, "high": 2, "medium": 1, "low"
 
 
 class Invariant(StrictModel):
-    """Fields common to every invariant type."""
+    """Fields common to every invariant type.
+
+    What a type needs is declared, not inferred from its name (the runner never branches on types):
+    needs_answer: an episode where the agent gave no answer cannot be judged (ERROR, with the agent's error);
+    reads_journal: it judges the traffic the proxy saw; requests that could not be tied to the episode make
+    its verdict ERROR, never PASS; reads_state: it reads the workspace or a service, so it is judged right
+    after its episode, before the next reset; uses_baseline: it compares with a calm answer (baseline: auto).
+    """
+
+    needs_answer: ClassVar[bool] = True
+    reads_journal: ClassVar[bool] = False
+    reads_state: ClassVar[bool] = False
+    uses_baseline: ClassVar[bool] = False
 
     id: str = Field(min_length=1, pattern=r"^\S+$")
     severity: Severity = "medium"

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -13,6 +13,7 @@ class BehaviorUnchanged(Invariant):
     """The answer under chaos stays similar to the baseline (auto: the same prompt with no chaos)."""
 
     type: Literal["behavior_unchanged"]
+    uses_baseline: ClassVar[bool] = True
     baseline: str = Field("auto", min_length=1, description="'auto', or the expected answer itself.")
     similarity_threshold: float = Field(0.75, ge=0.0, le=1.0)
 

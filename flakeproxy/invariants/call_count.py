@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, model_validator
 
@@ -12,6 +12,8 @@ class CallCount(Invariant):
     """The agent called target between min and max times in the cell (traffic seen by the proxy)."""
 
     type: Literal["call_count"]
+    needs_answer: ClassVar[bool] = False
+    reads_journal: ClassVar[bool] = True
     target: str
     min: int | None = Field(None, ge=0)
     max: int | None = Field(None, ge=0)

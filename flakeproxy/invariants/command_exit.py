@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import subprocess
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -13,6 +13,8 @@ class CommandExit(Invariant):
     """A shell command run in run.workspace returns exit_code."""
 
     type: Literal["command_exit"]
+    needs_answer: ClassVar[bool] = False
+    reads_state: ClassVar[bool] = True
     command: str = Field(min_length=1)
     exit_code: int = 0
     timeout_ms: int = Field(60000, gt=0)

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from flakeproxy.invariants.base import Invariant
 from flakeproxy.verdict import Observation, Verdict, check
@@ -10,6 +10,7 @@ class Completes(Invariant):
     """The agent answered at all: no timeout, no transport error, no unparseable reply."""
 
     type: Literal["completes"]
+    needs_answer: ClassVar[bool] = False
 
     def evaluate(self, obs: Observation) -> Verdict:
         return check(

@@ -5,7 +5,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -17,6 +17,9 @@ class Custom(Invariant):
     """A script reads the cell context JSON on stdin and prints {passed, score, reason, details}."""
 
     type: Literal["custom"]
+    needs_answer: ClassVar[bool] = False
+    reads_state: ClassVar[bool] = True
+    reads_journal: ClassVar[bool] = True
     script: str = Field(min_length=1)
     runs_in: Literal["host", "sandbox"] = "host"
     timeout_ms: int = Field(60000, gt=0)

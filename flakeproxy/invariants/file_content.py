@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, model_validator
 
@@ -15,6 +15,8 @@ class FileContent(Invariant):
     """A file under run.workspace contains / does not contain a substring, or matches a regex (all must hold)."""
 
     type: Literal["file_content"]
+    needs_answer: ClassVar[bool] = False
+    reads_state: ClassVar[bool] = True
     path: str = Field(min_length=1)
     contains: str | None = None
     not_contains: str | None = None

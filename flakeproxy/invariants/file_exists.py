@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -13,6 +13,8 @@ class FileExists(Invariant):
     """A file exists under run.workspace."""
 
     type: Literal["file_exists"]
+    needs_answer: ClassVar[bool] = False
+    reads_state: ClassVar[bool] = True
     path: str = Field(min_length=1)
 
     def evaluate(self, obs: Observation) -> Verdict:

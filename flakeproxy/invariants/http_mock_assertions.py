@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
@@ -40,6 +40,8 @@ class HttpMockAssertions(Invariant):
     """Assertions on the requests a target (from the cell's journal) or a recording mock service received."""
 
     type: Literal["http_mock_assertions"]
+    needs_answer: ClassVar[bool] = False
+    reads_journal: ClassVar[bool] = True
     service: str = Field(description="A target name, or an http_mock service name.")
     assertions: list[HttpAssertion] = Field(min_length=1)
 

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import fnmatch
-from typing import Literal
+from typing import ClassVar, Literal
 from urllib.parse import urlsplit
 
 from pydantic import Field, model_validator
@@ -14,6 +14,8 @@ class NoCallTo(Invariant):
     """The agent made no request to the given targets or hosts (globs) in the cell."""
 
     type: Literal["no_call_to"]
+    needs_answer: ClassVar[bool] = False
+    reads_journal: ClassVar[bool] = True
     targets: list[str] = Field(default_factory=list)
     hosts: list[str] = Field(default_factory=list)
 

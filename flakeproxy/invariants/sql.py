@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 from urllib.parse import unquote, urlsplit
 
 from pydantic import Field
@@ -14,6 +14,8 @@ class Sql(Invariant):
     """The first column of the first row of query, run on a postgres or mysql service, equals equals."""
 
     type: Literal["sql"]
+    needs_answer: ClassVar[bool] = False
+    reads_state: ClassVar[bool] = True
     service: str
     query: str = Field(min_length=1)
     equals: str | int | float | bool | None

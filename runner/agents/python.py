@@ -69,6 +69,31 @@ def apply_to_result(action: Action, name: str, result: Any) -> Any:
     return result
 
 
+def applied_by(action: Action) -> dict[str, Any]:
+    """Coverage of a fault on a wrapped tool: only a rewrite can leave the result as it was (checked later)."""
+    if action.close:
+        return {"applied": True, "effect": "raised a connection reset", "not_applied_reason": None}
+    if action.reply is not None:
+        return {"applied": True, "effect": f"answered {action.reply.status}", "not_applied_reason": None}
+    if action.delay_ms:
+        return {"applied": True, "effect": f"delayed {action.delay_ms} ms", "not_applied_reason": None}
+    if action.rewrite_body is not None:
+        return {"applied": True, "effect": "result rewritten", "not_applied_reason": None}
+    kind = "a stream" if action.stream is not None else "the request"
+    reason = f"a python tool result is not {kind}; this fault cannot change it"
+    return {"applied": False, "effect": None, "not_applied_reason": reason}
+
+
+def _applied(action: Action | None, entry: dict[str, Any], name: str, result: Any) -> Any:
+    """The tool's result under the action; a rewrite that changed nothing is recorded as not applied."""
+    if action is None:
+        return result
+    out = apply_to_result(action, name, result)
+    if action.rewrite_body is not None and action.reply is None and not action.delay_ms and out == result:
+        entry["fault"].update(applied=False, effect=None, not_applied_reason="the fault changed nothing in the result")
+    return out
+
+
 class PythonAdapter:
     def __init__(self, config: PythonAgent, near: Path | None = None) -> None:
         self.config = config
@@ -119,8 +144,9 @@ class PythonAdapter:
                 "targets": [name],
                 "method": "CALL",
                 "url": call.url,
+                "request_body": body.decode(),
                 "started_at": time.time(),
-                "fault": decision.record() if decision else None,
+                "fault": {**decision.record(), **applied_by(decision.action)} if decision else None,
                 "response_headers": {},
                 "latency_ms": 0.0,
             }
@@ -131,22 +157,22 @@ class PythonAdapter:
 
             @functools.wraps(tool)
             async def async_wrapped(*args: Any, **kwargs: Any) -> Any:
-                action, _entry = decide(args, kwargs)
+                action, entry = decide(args, kwargs)
                 if action and action.delay_ms:
                     await asyncio.sleep(action.delay_ms / 1000)
                 result = None if action and not action.forwards else await tool(*args, **kwargs)
-                return apply_to_result(action, name, result) if action else result
+                return _applied(action, entry, name, result)
 
             async_wrapped.__flakeproxy_wrapped__ = True  # type: ignore[attr-defined]
             return async_wrapped
 
         @functools.wraps(tool)
         def wrapped(*args: Any, **kwargs: Any) -> Any:
-            action, _entry = decide(args, kwargs)
+            action, entry = decide(args, kwargs)
             if action and action.delay_ms:
                 time.sleep(action.delay_ms / 1000)  # the agent runs in a worker thread
             result = None if action and not action.forwards else tool(*args, **kwargs)
-            return apply_to_result(action, name, result) if action else result
+            return _applied(action, entry, name, result)
 
         wrapped.__flakeproxy_wrapped__ = True  # type: ignore[attr-defined]
         return wrapped
@@ -157,6 +183,12 @@ class PythonAdapter:
 
     def cell_journal(self, cell: str) -> list[dict[str, Any]]:
         return [e for e in self.journal if e["cell"] == cell]
+
+    def open_cell(self, cell: str, label: str) -> None:
+        """Fault counters (after_calls, times) per episode; label seeds its decisions as in the proxy."""
+        assert self.injector is not None
+        self.injector.cells.pop(cell, None)
+        self.injector.begin_cell(label=label, cell_id=cell)
 
     async def invoke(self, prompt: str, cell: str | None = None) -> Reply:
         assert self.fn is not None

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from flakeproxy.results import RunResult
-from tests.runner.world import cli, run, world
+from tests.runner.world import cli, journal, run, world
 
 
 def outcomes(result: RunResult) -> dict[tuple[str, str], str]:
@@ -24,7 +24,7 @@ def test_careful_agent_passes_with_the_tool_down(tmp_path: Path) -> None:
     assert result.score is not None and result.score.verdict == "PASS"
     down = next(c for c in result.cells if c.scenario == "search-tool-down" and c.invariant == "always-cite-source")
     assert [f["kind"] for f in down.faults_injected] == ["error"]  # the fault really reached the agent's call
-    assert [e["status"] for e in down.journal] == [503]
+    assert [e["status"] for e in journal(result, down)] == [503]
 
 
 def test_naive_agent_fails_the_critical_invariant_and_exits_1(tmp_path: Path) -> None:
@@ -34,14 +34,15 @@ def test_naive_agent_fails_the_critical_invariant_and_exits_1(tmp_path: Path) ->
     assert "FAIL  never-fabricate-when-tools-fail in search-tool-down [critical]: negated: matches" in out.stdout
     assert "resilience score" in out.stdout and out.stdout.rstrip().splitlines()[-1].startswith("reproduce:")
     data = json.loads((tmp_path / "out" / "results.json").read_text())
-    assert data["schema_version"] == "1" and data["seed"] == 7 and data["complete"]
+    assert data["schema_version"] == "2" and data["seed"] == 7 and data["complete"]
     assert data["score"]["verdict"] == "FAIL" and len(data["config_sha256"]) == 64
     failed = [c for c in data["cells"] if c["outcome"] == "fail"]
     assert [(c["invariant"], c["scenario"]) for c in failed] == [
         ("never-fabricate-when-tools-fail", "search-tool-down")
     ]
-    assert failed[0]["prompts"][0]["answer"] == "AAPL trades at $187.23 according to my sources."
-    assert "[1/9]" in out.stderr and "[9/9]" in out.stderr  # progress
+    [episode] = [e for e in data["episodes"] if e["id"] == failed[0]["episodes"][0]]
+    assert episode["answer"] == "AAPL trades at $187.23 according to my sources."
+    assert "[1/3]" in out.stderr and "[3/3]" in out.stderr  # progress: one line per episode
 
 
 def test_contract_score_prints_the_number_alone(tmp_path: Path) -> None:

@@ -73,5 +73,7 @@ def test_node_agent_runs_through_the_same_matrix(tmp_path: Path) -> None:
     cells = {(c["invariant"], c["scenario"]): c for c in data["cells"]}
     down = cells[("never-fabricate-when-tools-fail", "search-tool-down")]
     assert down["outcome"] == "pass" and down["faults_injected"][0]["kind"] == "error"
-    assert "unavailable" in down["prompts"][0]["answer"]
-    assert cells[("always-cite-source", "no-chaos")]["prompts"][0]["answer"].startswith("AAPL trades at $189.50")
+    episodes = {e["id"]: e for e in data["episodes"]}
+    assert "unavailable" in episodes[down["episodes"][0]]["answer"]
+    calm = cells[("always-cite-source", "no-chaos")]
+    assert episodes[calm["episodes"][0]]["answer"].startswith("AAPL trades at $189.50")

@@ -19,12 +19,13 @@ def test_python_agent_example_runs_its_matrix(tmp_path: Path) -> None:
     assert "resilience score 100.0%  PASS" in out.stdout
     import json
 
-    cells = json.loads((tmp_path / "out" / "results.json").read_text())["cells"]
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    cells, episodes = data["cells"], {e["id"]: e for e in data["episodes"]}
     down = [c for c in cells if c["scenario"] == "quote-tool-down" and c["outcome"] != "not_applicable"]
     assert all(c["faults_injected"] and c["faults_injected"][0]["kind"] == "error" for c in down)
-    assert "market data source is unavailable" in down[0]["prompts"][0]["answer"]
+    assert "market data source is unavailable" in episodes[down[0]["episodes"][0]]["answer"]
     drift = [c for c in cells if c["scenario"] == "quote-tool-drifts" and c["invariant"] == "always-cite-source"]
-    assert "unavailable" in drift[0]["prompts"][0]["answer"]  # price renamed: the agent noticed
+    assert "unavailable" in episodes[drift[0]["episodes"][0]]["answer"]  # price renamed: the agent noticed
 
 
 def test_tool_faults_without_tools_is_the_spec_error(tmp_path: Path) -> None:

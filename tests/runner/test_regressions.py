@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from tests.conftest import REPO
-from tests.runner.world import MATRIX, cli, run, world
+from tests.runner.world import MATRIX, answers, cli, journal, run, world
 
 
 def test_tool_faults_reach_the_agents_own_tool_calls(tmp_path: Path) -> None:
@@ -16,11 +16,12 @@ def test_tool_faults_reach_the_agents_own_tool_calls(tmp_path: Path) -> None:
         result = run(w.config)
         quote_calls = w.upstream.count("/v1/quotes")
     cell = result.cells[0]
-    assert [(e["targets"], e["status"], e["upstream_called"]) for e in cell.journal] == [
+    assert [(e["targets"], e["status"], e["upstream_called"]) for e in journal(result, cell)] == [
         (["market_data_api"], 503, False)
     ]
     assert quote_calls == 0  # the fault answered for the tool API
-    assert cell.prompts[0].answer is not None and "unavailable" in cell.prompts[0].answer  # the agent itself answered
+    [answer] = answers(result, cell)
+    assert answer is not None and "unavailable" in answer  # the agent itself answered
 
 
 def test_when_is_honoured(tmp_path: Path) -> None:
@@ -47,7 +48,7 @@ def test_an_empty_matrix_is_an_error_not_100_percent(tmp_path: Path) -> None:
     only_tool = [{"id": "x", "type": "latency", "max_ms": 1000, "when": "tool_faults_active"}]
     with world(tmp_path / "b", invariants=only_tool, matrix=[{"name": "calm"}]) as w:
         out = cli(w.config)
-    assert out.returncode == 2 and "nothing was judged" in out.stderr
+    assert out.returncode == 2 and "nothing would be judged" in out.stderr
 
 
 def test_request_template_is_json_escaped(tmp_path: Path) -> None:
@@ -57,14 +58,14 @@ def test_request_template_is_json_escaped(tmp_path: Path) -> None:
         w.config.write_text(json.dumps(w.data))
         result = run(w.config)
         assert w.agent.prompts[-1] == prompt
-    assert result.cells[0].prompts[0].error is None
+    assert result.episodes[0].error is None
 
 
 def test_error_null_in_a_reply_is_not_an_error(tmp_path: Path) -> None:
     """The test agent answers {"reply": ..., "error": null}."""
     with world(tmp_path, matrix=[{"name": "calm"}]) as w:
         result = run(w.config)
-    assert all(p.error is None and p.answer for c in result.cells for p in c.prompts)
+    assert all(e.error is None and e.answer for e in result.episodes)
 
 
 def test_the_seed_is_honoured(tmp_path: Path) -> None:

@@ -34,4 +34,4 @@ def test_flaky_agent(tmp_path: Path, rule: str, outcome: str) -> None:
     [cell] = result.cells
     assert cell.replicas == ["pass", "pass", "fail"] and cell.flaky
     assert cell.outcome == outcome and cell.pass_hat_k == pytest.approx(1 / 3, abs=1e-4)
-    assert cell.score == pytest.approx(2 / 3, abs=1e-3) and len(cell.prompts) == 3
+    assert cell.score == pytest.approx(2 / 3, abs=1e-3) and len(cell.verdicts) == 3 and len(result.episodes) == 3

@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from flakeproxy import load_config
-from flakeproxy.results import RunResult
+from flakeproxy.results import CellResult, RunResult
 from flakeproxy.runner.engine import run_contract_async
 from tests.support.agents import AgentState, running_agent
 from tests.support.loops import free_port
@@ -122,3 +122,12 @@ def cli(path: Path, *extra: str, command: str = "run", cwd: Path | None = None) 
         timeout=120,
         cwd=cwd,
     )
+
+
+def journal(result: RunResult, cell: CellResult) -> list[dict[str, Any]]:
+    """Every journal entry of the episodes a cell judged, in episode order."""
+    return [entry for episode in cell.episodes for entry in result.episode(episode).journal]
+
+
+def answers(result: RunResult, cell: CellResult) -> list[str | None]:
+    return [result.episode(episode).answer for episode in cell.episodes]

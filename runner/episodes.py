@@ -1,0 +1,80 @@
+"""Run: one episode = reset, open its journal slice in the proxy, invoke the agent once, close, capture.
+
+Checks that read the workspace or a service (reads_state) are judged here, right after their episode and
+before the next reset, because the state they read is gone afterwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from flakeproxy.config import FlakeproxyConfig
+from flakeproxy.config.settings import HttpMockService
+from flakeproxy.judging import Context, judge_episode, judges
+from flakeproxy.results import Episode
+from flakeproxy.runner.agents.base import Agent
+from flakeproxy.runner.agents.python import PythonAdapter, import_object
+from flakeproxy.runner.control import ControlClient
+from flakeproxy.runner.mock import mock_call
+
+
+@dataclass
+class EpisodeRunner:
+    config: FlakeproxyConfig
+    agent: Agent
+    control: ControlClient | None
+    sequential: bool  # one episode at a time: mock recordings can be cleared and read per episode
+
+    @property
+    def has_reset(self) -> bool:
+        return self.agent.has_reset or (self.config.agent is not None and self.config.agent.reset_function is not None)
+
+    async def reset(self) -> None:
+        assert self.config.agent is not None
+        if self.config.agent.reset_function:
+            result = import_object(self.config.agent.reset_function)()
+            if asyncio.iscoroutine(result):
+                await result
+        elif self.agent.has_reset:
+            await self.agent.reset()
+
+    def _mocks(self) -> list[HttpMockService]:
+        return [s for s in self.config.services.values() if isinstance(s, HttpMockService) and s.record]
+
+    async def run(self, episode: Episode) -> Episode:
+        """The episode with its answer, latency, error and journal filled in."""
+        await self.reset()
+        cell = await self.control.begin(episode.label) if self.control else episode.label
+        if isinstance(self.agent, PythonAdapter):
+            self.agent.open_cell(cell, episode.label)
+        if self.sequential:
+            for mock in self._mocks():
+                await mock_call(mock, "reset")
+        reply = await self.agent.invoke(episode.prompt, cell)
+        journal: list[dict[str, Any]] = await self.control.end(cell) if self.control else []
+        if isinstance(self.agent, PythonAdapter):
+            journal += self.agent.cell_journal(cell)
+        for mock in self._mocks():
+            recorded = await mock_call(mock, "requests")
+            journal += recorded if self.sequential else [r for r in recorded if r.get("cell") == cell]
+        done = episode.model_copy(
+            update={
+                "cell_id": cell,
+                "answer": reply.text[:20000] if reply.text is not None else None,
+                "latency_ms": round(reply.latency_ms, 1),
+                "error": reply.error,
+                "journal": journal,
+            }
+        )
+        return await self._judge_state(done)
+
+    async def _judge_state(self, episode: Episode) -> Episode:
+        assert self.config.contract is not None
+        ctx = Context(self.config)
+        state = [i for i in self.config.contract.invariants if i.reads_state and judges(i, episode, self.config)]
+        if not state:
+            return episode
+        verdicts = {i.id: await asyncio.to_thread(judge_episode, i, episode, ctx) for i in state}
+        return episode.model_copy(update={"state_verdicts": verdicts})

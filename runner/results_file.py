@@ -1,0 +1,52 @@
+"""results.json: a new result for a config, and writing it atomically."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import hashlib
+import platform
+from importlib import metadata
+from pathlib import Path
+
+from flakeproxy import __version__
+from flakeproxy.config import FlakeproxyConfig
+from flakeproxy.results import RunResult
+
+
+def now() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+
+
+def versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for name in ("mitmproxy", "aiohttp", "pydantic"):
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            out[name] = metadata.version(name)
+    return out
+
+
+def new_result(config: FlakeproxyConfig, config_path: str) -> RunResult:
+    assert config.contract is not None
+    return RunResult(
+        flakeproxy_version=__version__,
+        versions=versions(),
+        config_path=config_path,
+        config_sha256=hashlib.sha256(Path(config_path).read_bytes()).hexdigest(),
+        contract=config.contract.name,
+        seed=config.run.seed,
+        isolation=config.run.isolation,
+        started_at=now(),
+        scenarios=[s.name for s in config.matrix],
+        invariants=[i.id for i in config.contract.invariants],
+    )
+
+
+def write(result: RunResult, output: Path | None) -> None:
+    """Write output/results.json through a temporary file, so a reader never sees half of it."""
+    if output is None:
+        return
+    output.mkdir(parents=True, exist_ok=True)
+    tmp = output / "results.json.tmp"
+    tmp.write_text(result.model_dump_json(indent=2))
+    tmp.replace(output / "results.json")
