@@ -14,8 +14,8 @@ from mitmproxy import http
 
 from flakeproxy.injector import Decision, Injector
 from flakeproxy.journal import BODY_CAP_BYTES, BodyCapture, Journal, JournalEntry, redact_headers
-from flakeproxy.wire.action import StreamTransform
 from flakeproxy.wire.call import resolve
+from flakeproxy.wire.coverage import Coverage, WatchedStream
 
 CELL_HEADER = "x-flakeproxy-cell"
 KEY = "flakeproxy"
@@ -27,7 +27,8 @@ class FlowState:
     decision: Decision | None
     started: float
     capture: BodyCapture = field(default_factory=BodyCapture)
-    transform: StreamTransform | None = None
+    coverage: Coverage | None = None  # what the decided fault changed, if one was decided
+    transform: WatchedStream | None = None
     ended: bool = False  # the streamed body was ended early by the transform
     finished: bool = False  # the journal entry was written
 
@@ -76,17 +77,21 @@ class FaultAddon:
         )
         flow.metadata[KEY] = state = FlowState(entry, decision, started)
         entry.capture = state.capture
-        self.journal.add(entry)  # visible at once: a cell may end while its last stream is still open
         if decision is not None:
-            await self._apply(flow, decision, entry)
+            entry.coverage = state.coverage = Coverage(decision.kind)
+        self.journal.add(entry)  # visible at once: a cell may end while its last stream is still open
+        if decision is not None and state.coverage is not None:
+            await self._apply(flow, decision, state.coverage)
 
-    async def _apply(self, flow: http.HTTPFlow, decision: Decision, entry: JournalEntry) -> None:
-        action = decision.action
+    async def _apply(self, flow: http.HTTPFlow, decision: Decision, coverage: Coverage) -> None:
+        action, entry = decision.action, flow.metadata[KEY].entry
         if action.delay_ms:
             await asyncio.sleep(action.delay_ms / 1000)
+            coverage.delayed(action.delay_ms)
         if action.close:
             entry.upstream_called = False
             entry.error = "connection closed by fault"
+            coverage.closed()
             flow.kill()
             self._finish(flow, flow.metadata[KEY])
         elif action.reply is not None:
@@ -95,19 +100,28 @@ class FaultAddon:
             flow.response = http.Response.make(reply.status, reply.body, reply.headers)
             if reply.reason:
                 flow.response.reason = reply.reason
+            coverage.replied(reply.status)
         elif action.rewrite_request is not None:
-            flow.request.content = action.rewrite_request(flow.request.get_content(strict=False) or b"")
+            before = flow.request.get_content(strict=False) or b""
+            after = action.rewrite_request(before)
+            if coverage.rewrote("request", before, after):
+                flow.request.content = after
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         state: FlowState | None = flow.metadata.get(KEY)
         if state is None or flow.response is None:
             return
         state.entry.status = flow.response.status_code
-        if not _is_sse(flow.response):
-            return
         action = state.decision.action if state.decision else None
-        if action is not None and action.stream is not None:
-            state.transform = action.stream()
+        coverage = state.coverage
+        if not _is_sse(flow.response):
+            if action is not None and coverage is not None and action.stream and action.rewrite_body is None:
+                coverage.not_streamed()
+            return
+        if action is not None and coverage is not None and action.rewrite_body and action.stream is None:
+            coverage.streamed_whole()
+        if action is not None and coverage is not None and action.stream is not None:
+            state.transform = WatchedStream(action.stream(), coverage)
             # The transform may end the body early: frame it as chunks, and do not reuse the connection.
             flow.response.headers.pop("content-length", None)
             flow.response.headers["transfer-encoding"] = "chunked"
@@ -122,13 +136,14 @@ class FaultAddon:
         action = state.decision.action if state.decision else None
         if not state.entry.streamed:
             body = flow.response.get_content(strict=False) or b""
-            if action is not None and action.rewrite_body is not None and state.entry.upstream_called:
-                full = len(body)
-                body = action.rewrite_body(body)
-                flow.response.content = body
-                if action.keep_length:
-                    flow.response.headers["content-length"] = str(full)
-                    flow.response.headers["connection"] = "close"
+            coverage = state.coverage
+            if action is not None and action.rewrite_body is not None and coverage and state.entry.upstream_called:
+                full, rewritten = len(body), action.rewrite_body(body)
+                if coverage.rewrote("response", body, rewritten):
+                    body = flow.response.content = rewritten
+                    if action.keep_length:
+                        flow.response.headers["content-length"] = str(full)
+                        flow.response.headers["connection"] = "close"
             state.capture.add(body)
         self._finish(flow, state)
 
@@ -136,6 +151,8 @@ class FaultAddon:
         state: FlowState | None = flow.metadata.get(KEY)
         if state is not None:
             state.entry.error = flow.error.msg if flow.error else "unknown error"
+            if state.coverage is not None and flow.response is None:
+                state.coverage.upstream_failed(state.entry.error)
             self._finish(flow, state)
 
     def _finish(self, flow: http.HTTPFlow, state: FlowState) -> None:
@@ -147,6 +164,8 @@ class FaultAddon:
         if flow.response is not None:
             entry.status = flow.response.status_code
             entry.response_headers = redact_headers(flow.response.headers.items(multi=True))
+        if state.coverage is not None:
+            state.coverage.finish()
         entry.complete = True  # the body fields are read from the capture when the entry is serialized
 
 
@@ -163,14 +182,13 @@ class _Stream:
         if transform is None:
             capture.add(data)
             return data
+        # the watched transform sees every byte, even after the end, to tell whether it changed anything
+        out = transform.finish() if data == b"" else transform.feed(data)
         if state.ended:
             return []
-        if data == b"":  # the upstream finished; b"" is not sent at this point
-            out = transform.finish()
-            capture.add(out)
-            return out
-        out = b"" if transform.done else transform.feed(data)
         capture.add(out)
+        if data == b"":  # the upstream finished; b"" is not sent at this point
+            return out
         if transform.done:
             state.ended = True
             return self._end_here(out)

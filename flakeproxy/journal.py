@@ -7,6 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from flakeproxy.wire.coverage import Coverage
+
 REDACTED = "[redacted]"
 #: Header names whose values never reach a journal or a report.
 SECRET_HEADERS = re.compile(
@@ -77,15 +79,23 @@ class JournalEntry:
     error: str | None = None
     complete: bool = False  # False while the response is still on its way (e.g. a long stream)
     capture: BodyCapture | None = field(default=None, repr=False, compare=False)
+    coverage: Coverage | None = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
-        """The entry as JSON; for a response still streaming, the body received so far."""
+        """The entry as JSON (the entry is left as it is); for a response still streaming, the body
+        received so far; the fault with whether it applied (see flakeproxy.wire.coverage)."""
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _LIVE}
         if self.capture is not None:
-            self.response_body = self.capture.text()
-            self.response_bytes = self.capture.size
-            self.body_truncated = self.capture.truncated
-        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "capture"}
+            data["response_body"] = self.capture.text()
+            data["response_bytes"] = self.capture.size
+            data["body_truncated"] = self.capture.truncated
+        if self.fault is not None:
+            data["fault"] = {**self.fault, **(self.coverage.record() if self.coverage else _NO_COVERAGE)}
         return data
+
+
+_LIVE = {"capture", "coverage"}  # objects the proxy updates while the flow goes on; read at serialization
+_NO_COVERAGE = {"applied": False, "effect": None, "not_applied_reason": None}
 
 
 class Journal:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from flakeproxy.journal import BodyCapture, Journal, JournalEntry, redact_headers
+from flakeproxy.wire.coverage import Coverage
 
 
 def test_redaction() -> None:
@@ -36,3 +37,16 @@ def test_journal_is_bounded_and_filters_by_cell() -> None:
         journal.add(_entry(i, "a" if i % 2 else "b"))
     assert [e.seq for e in journal.entries] == [2, 3, 4] and journal.dropped == 2
     assert [e.seq for e in journal.for_cell("a")] == [3]
+
+
+def test_to_json_reads_the_live_parts_without_changing_the_entry() -> None:
+    entry = _entry(1, "a")
+    entry.fault = {"kind": "stream_cut"}
+    entry.capture, entry.coverage = BodyCapture(cap=4), Coverage("stream_cut")
+    entry.capture.add(b"abcdef")
+    data = entry.to_json()
+    assert (data["response_body"], data["response_bytes"], data["body_truncated"]) == ("abcd", 6, True)
+    assert data["fault"] == {"kind": "stream_cut", "applied": False, "effect": None, "not_applied_reason": None}
+    assert (entry.response_body, entry.response_bytes, entry.fault) == ("", 0, {"kind": "stream_cut"})
+    entry.coverage.closed()
+    assert entry.to_json()["fault"]["effect"] == "connection closed"

@@ -30,9 +30,15 @@ def json_reply(status: int, payload: Any, headers: dict[str, str] | None = None)
 
 
 class StreamTransform(Protocol):
-    """Rewrites a streamed body as it passes; a stream that is `done` gets no more bytes."""
+    """Rewrites a streamed body as it passes; a stream that is `done` gets no more bytes.
+
+    events: how many events it has let through (or acted on); consumed: how many input bytes it
+    turned into output (input never consumed was dropped).
+    """
 
     done: bool
+    events: int
+    consumed: int
 
     def feed(self, chunk: bytes) -> bytes: ...
 

@@ -6,8 +6,18 @@ from collections.abc import Callable
 from typing import Any
 
 from flakeproxy.wire.providers import LlmProvider, TextFn, ToolFn
-from flakeproxy.wire.sse import SseEvent, SseParser, format_event
+from flakeproxy.wire.sse import SseEvent, SseParser, format_event, parse_event
 from flakeproxy.wire.text import WordBudget
+
+
+def unless_same(event: SseEvent, out: bytes) -> bytes:
+    """The event as it came when `out` says the same thing (a re-serialization is no change)."""
+    return event.raw if _meaning(parse_event(out)) == _meaning(event) else out
+
+
+def _meaning(event: SseEvent) -> tuple[str | None, Any]:
+    data = event.json()
+    return event.event, event.data if data is None else data
 
 
 class EventStream:
@@ -16,6 +26,7 @@ class EventStream:
     def __init__(self) -> None:
         self.done = False
         self.events = 0
+        self.consumed = 0
         self._parser = SseParser()
 
     def feed(self, chunk: bytes) -> bytes:
@@ -24,12 +35,16 @@ class EventStream:
             if self.done:
                 break
             self.events += 1
+            self.consumed += len(event.raw)
             out.append(self.on_event(event))
         return b"".join(out)
 
     def finish(self) -> bytes:
         rest = self._parser.rest()
-        return b"" if self.done else rest
+        if self.done:
+            return b""
+        self.consumed += len(rest)
+        return rest
 
     def on_event(self, event: SseEvent) -> bytes:
         raise NotImplementedError
@@ -79,7 +94,7 @@ class MapEvents(EventStream):
         self.provider, self.text, self.tool = provider, text, tool
 
     def on_event(self, event: SseEvent) -> bytes:
-        return bytes(self.provider.map_event(event, self.text, self.tool))
+        return unless_same(event, bytes(self.provider.map_event(event, self.text, self.tool)))
 
 
 class TruncateStream(EventStream):
@@ -122,4 +137,4 @@ class MapJsonEvents(EventStream):
         data = event.json()
         if data is None:
             return event.raw
-        return format_event(self.fn(data), event.event)
+        return unless_same(event, format_event(self.fn(data), event.event))

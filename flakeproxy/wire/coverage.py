@@ -1,0 +1,157 @@
+"""Whether a decided fault changed what the agent received: noted part by part as an action is applied.
+
+A fault is *applied* only when something the agent got differs from what it would have got without
+it: a reply made by the proxy, a closed connection, a delay served, a request or response body whose
+bytes changed, a stream whose output differs from its input. Anything else is *not applied*, with
+the reason. The proxy's addon and the python adapter note the same things here, so both mean the
+same by "applied".
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from flakeproxy.wire.action import StreamTransform
+
+
+def same_content(before: bytes, after: bytes) -> bool:
+    """Equal bytes, or two JSON documents with equal values (a re-serialization changes nothing)."""
+    if before == after:
+        return True
+    try:
+        return bool(json.loads(before) == json.loads(after))
+    except ValueError:
+        return False
+
+
+class Coverage:
+    """What one decided fault did; `record()` is the JSON the journal adds to the fault.
+
+    While a stream is still open `applied` may be False with no reason yet; `finish()` makes it final.
+    """
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.effects: dict[str, str] = {}  # part of the exchange -> what changed in it
+        self.reason: str | None = None
+        self.final = False
+
+    @property
+    def applied(self) -> bool:
+        return bool(self.effects)
+
+    def changed(self, part: str, effect: str) -> None:
+        self.effects[part] = effect
+
+    def unchanged(self, reason: str) -> None:
+        """Why a part of the action did not apply (the first reason is kept)."""
+        self.reason = self.reason or reason
+
+    def delayed(self, delay_ms: int) -> None:
+        if delay_ms > 0:
+            self.changed("delay", f"delayed {delay_ms} ms")
+
+    def replied(self, status: int) -> None:
+        self.changed("reply", f"replied {status}")
+
+    def closed(self) -> None:
+        self.changed("close", "connection closed")
+
+    def rewrote(self, part: str, before: bytes, after: bytes) -> bool:
+        """A buffered body went through a rewrite (`part`: "request" or "response"); True if it changed,
+        and only then should the rewritten body be sent."""
+        if same_content(before, after):
+            self.nothing_to_rewrite("answer" if part == "response" else "request")
+            return False
+        self.changed(part, f"{part} body rewritten ({len(before)} -> {len(after)} bytes)")
+        return True
+
+    def nothing_to_rewrite(self, where: str = "answer") -> None:
+        self.unchanged(f"the fault changed nothing in the {where} ({self.kind}: nothing to rewrite)")
+
+    def not_streamed(self) -> None:
+        self.unchanged(f"the answer was not streamed; {self.kind} needs stream: true")
+
+    def streamed_whole(self) -> None:
+        self.unchanged(f"the answer was streamed; {self.kind} rewrites only answers that are not streamed")
+
+    def upstream_failed(self, error: str) -> None:
+        if not self.applied:
+            self.unchanged(f"the upstream failed before the fault could apply: {error}")
+
+    def finish(self) -> None:
+        self.final = True
+
+    def record(self) -> dict[str, Any]:
+        applied = self.applied
+        reason = None if applied else self.reason
+        if not applied and reason is None and self.final:
+            reason = f"the fault changed nothing ({self.kind}: nothing to do on this call)"
+        return {
+            "applied": applied,
+            "effect": ", ".join(self.effects.values()) or None,
+            "not_applied_reason": reason,
+        }
+
+
+class WatchedStream:
+    """Feeds a StreamTransform and notes, as soon as it happens, when its output stops being its input.
+
+    The output of an untouched stream is a prefix of its input (events are held back until complete),
+    so only the input not yet given back is kept. A transform that is `done` before it consumed all
+    the input has cut the stream.
+    """
+
+    def __init__(self, transform: StreamTransform, coverage: Coverage) -> None:
+        self.transform, self.coverage = transform, coverage
+        self._pending = bytearray()
+        self._received = 0
+        self._rewritten = False
+        self._cut = False
+
+    @property
+    def done(self) -> bool:
+        return self.transform.done
+
+    def feed(self, chunk: bytes) -> bytes:
+        self._received += len(chunk)
+        out = b"" if self.transform.done else self.transform.feed(chunk)
+        self._compare(chunk, out)
+        self._check_cut()
+        return out
+
+    def finish(self) -> bytes:
+        """The held-back rest at the end of the input (b"" once the transform is done)."""
+        out = b"" if self.transform.done else self.transform.finish()
+        self._compare(b"", out)
+        self._check_cut(ended=True)
+        if not (self._rewritten or self._cut):
+            self.coverage.nothing_to_rewrite()
+        return out
+
+    def _compare(self, chunk: bytes, out: bytes) -> None:
+        if self._rewritten:
+            return
+        self._pending += chunk
+        if self._pending.startswith(out):
+            del self._pending[: len(out)]
+        else:
+            self._rewritten = True
+            self._pending.clear()
+            self._note()
+
+    def _check_cut(self, ended: bool = False) -> None:
+        """Cut: input the transform never consumed (it stopped, or the stream ended mid-event)."""
+        if self._cut or not (self.transform.done or ended):
+            return
+        if self._received > self.transform.consumed:
+            self._cut = True
+            self._pending.clear()
+            self._note()
+
+    def _note(self) -> None:
+        parts = ["stream rewritten"] if self._rewritten else []
+        if self._cut:
+            parts.append(f"stream ended after {self.transform.events} events")
+        self.coverage.changed("stream", ", ".join(parts))

@@ -1,0 +1,107 @@
+from __future__ import annotations
+
+import pytest
+
+from flakeproxy.wire.coverage import Coverage, WatchedStream, same_content
+from flakeproxy.wire.providers import OpenAIChat
+from flakeproxy.wire.sse import format_event
+from flakeproxy.wire.streams import MapEvents, MidStreamError, StreamCut
+from flakeproxy.wire.text import drift
+
+
+def chat(*words: str) -> bytes:
+    events = [format_event({"choices": [{"delta": {"content": w}, "finish_reason": None}]}) for w in words]
+    return b"".join(events) + format_event("[DONE]")
+
+
+def watch(transform: object, body: bytes, chunk: int) -> tuple[Coverage, bytes]:
+    """Feed body in pieces of `chunk` bytes (events split across pieces), then end it."""
+    coverage = Coverage("k")
+    stream = WatchedStream(transform, coverage)  # type: ignore[arg-type]
+    out = b"".join(stream.feed(body[i : i + chunk]) for i in range(0, len(body), chunk)) + stream.finish()
+    coverage.finish()
+    return coverage, out
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "same"),
+    [(b"abc", b"abc", True), (b'{"a": 1}', b'{"a":1}', True), (b'{"a": 1}', b'{"a": 2}', False), (b"x", b"y", False)],
+)
+def test_same_content(before: bytes, after: bytes, same: bool) -> None:
+    assert same_content(before, after) is same
+
+
+@pytest.mark.parametrize(
+    ("note", "effect"),
+    [
+        (lambda c: c.delayed(250), "delayed 250 ms"),
+        (lambda c: c.replied(503), "replied 503"),
+        (lambda c: c.closed(), "connection closed"),
+        (lambda c: c.rewrote("response", b"12345", b"12"), "response body rewritten (5 -> 2 bytes)"),
+        (lambda c: c.rewrote("request", b"{}", b'{"a": 1}'), "request body rewritten (2 -> 8 bytes)"),
+    ],
+)
+def test_what_applies(note: object, effect: str) -> None:
+    coverage = Coverage("k")
+    note(coverage)  # type: ignore[operator]
+    assert coverage.record() == {"applied": True, "effect": effect, "not_applied_reason": None}
+
+
+@pytest.mark.parametrize(
+    ("note", "reason"),
+    [
+        (lambda c: c.delayed(0), "the fault changed nothing (k: nothing to do on this call)"),
+        (lambda c: c.rewrote("response", b'{"a": 1}', b'{"a":1}'), "the fault changed nothing in the answer (k: "),
+        (lambda c: c.not_streamed(), "the answer was not streamed; k needs stream: true"),
+        (lambda c: c.upstream_failed("refused"), "the upstream failed before the fault could apply: refused"),
+    ],
+)
+def test_what_does_not_apply(note: object, reason: str) -> None:
+    coverage = Coverage("k")
+    note(coverage)  # type: ignore[operator]
+    coverage.finish()
+    record = coverage.record()
+    assert record["applied"] is False and record["effect"] is None
+    assert record["not_applied_reason"].startswith(reason)
+
+
+def test_an_upstream_failure_after_a_delay_leaves_it_applied() -> None:
+    coverage = Coverage("slow")
+    coverage.delayed(100)
+    coverage.upstream_failed("reset")
+    assert coverage.record()["applied"] is True and coverage.record()["not_applied_reason"] is None
+
+
+def test_an_open_stream_may_be_unapplied_without_a_reason() -> None:
+    coverage = Coverage("stream_cut")
+    WatchedStream(StreamCut(5), coverage).feed(chat("a "))
+    assert coverage.record() == {"applied": False, "effect": None, "not_applied_reason": None}
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 10_000])
+def test_a_cut_is_applied_and_names_the_events(chunk: int) -> None:
+    coverage, out = watch(StreamCut(2), chat("a ", "b ", "c"), chunk)
+    assert coverage.record()["effect"] == "stream ended after 2 events"
+    assert out == chat("a ", "b ")[: -len(format_event("[DONE]"))]
+
+
+def test_a_cut_after_the_last_event_cut_nothing() -> None:
+    body = chat("a ", "b ")
+    coverage, out = watch(StreamCut(3), body, 5)
+    assert out == body
+    assert coverage.record()["not_applied_reason"] == "the fault changed nothing in the answer (k: nothing to rewrite)"
+
+
+@pytest.mark.parametrize("chunk", [3, 10_000])
+def test_an_inserted_error_is_applied(chunk: int) -> None:
+    err = OpenAIChat().stream_error("boom", "server_error")
+    coverage, out = watch(MidStreamError(1, err), chat("a ", "b "), chunk)
+    assert out.endswith(err)
+    assert coverage.record()["effect"] == "stream rewritten, stream ended after 1 events"
+
+
+@pytest.mark.parametrize(("drift_type", "applied"), [("json_field_rename", False), ("tone_shift", True)])
+def test_a_map_that_changes_no_text_is_not_applied(drift_type: str, applied: bool) -> None:
+    body = chat("Hello ", "world")
+    coverage, out = watch(MapEvents(OpenAIChat(), drift(drift_type, "compress", 2.0), None), body, 9)
+    assert coverage.record()["applied"] is applied and (out == body) is not applied
