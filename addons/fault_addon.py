@@ -14,10 +14,9 @@ from mitmproxy import http
 
 from flakeproxy.injector import Decision, Injector
 from flakeproxy.journal import BODY_CAP_BYTES, BodyCapture, Journal, JournalEntry, redact_headers
-from flakeproxy.wire.call import resolve
+from flakeproxy.wire.call import CELL_HEADER, resolve
 from flakeproxy.wire.coverage import Coverage, WatchedStream
 
-CELL_HEADER = "x-flakeproxy-cell"
 KEY = "flakeproxy"
 
 

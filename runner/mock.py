@@ -15,6 +15,7 @@ from flakeproxy.config.proxy import split_host_port
 from flakeproxy.config.settings import HttpMockService
 from flakeproxy.errors import InfrastructureError
 from flakeproxy.journal import redact_headers
+from flakeproxy.wire.call import CELL_HEADER
 
 PREFIX = "/_flakeproxy"
 
@@ -35,6 +36,7 @@ class MockService:
         if self.config.record:
             self.recorded.append(
                 {
+                    "cell": request.headers.get(CELL_HEADER),
                     "targets": [self.name],
                     "method": request.method,
                     "url": str(request.url),

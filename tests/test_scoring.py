@@ -87,3 +87,34 @@ def test_a_failed_gate_forces_zero() -> None:
     result = score_cells(cells, weights=weights)
     assert result.composite["s"].composite == 0.0 and result.composite["s"].gate_failed == ["tests_pass"]
     assert result.verdict == "FAIL"
+
+
+def test_a_scenario_where_nothing_applies_has_no_composite_and_green_passes_the_threshold() -> None:
+    """The old composite gave such a scenario 0.0, failing a pass_threshold run that was 100% green."""
+    weights = {"cite": (1.0, False), "no-figures": (1.0, True)}
+    cells = [
+        scored("medium", "pass", "cite", 1.0),
+        scored("critical", "pass", "no-figures", 1.0),
+        cell("medium", "not_applicable", "cite", "calm-only").model_copy(update={"scenario": "other"}),
+        cell("critical", "not_applicable", "no-figures", "other").model_copy(update={"scenario": "other"}),
+    ]
+    result = score_cells(cells, weights=weights, pass_threshold=0.9)
+    assert set(result.composite) == {"s"} and result.composite["s"].composite == 1.0
+    assert result.verdict == "PASS" and result.reasons == []
+
+
+def test_weightless_invariants_give_no_composite() -> None:
+    cells = [scored("medium", "pass", "nice", 1.0)]
+    assert score_cells(cells, weights={"nice": (0.0, False)}, pass_threshold=0.5).composite == {}
+
+
+def test_a_chaos_scenario_that_injected_nothing_fails_the_run() -> None:
+    from flakeproxy.results import ScenarioCoverage
+
+    idle = ScenarioCoverage(scenario="tool-down", chaos=True, episodes=2, decided=0, applied=0)
+    score = score_cells([cell("low", "pass")], coverage=[idle])
+    assert score.verdict == "FAIL" and score.reasons == [
+        "scenario tool-down injected nothing: no fault changed what the agent received"
+    ]
+    worked = idle.model_copy(update={"decided": 2, "applied": 2})
+    assert score_cells([cell("low", "pass")], coverage=[worked]).verdict == "PASS"

@@ -8,6 +8,10 @@ from dataclasses import dataclass
 
 from flakeproxy.wire.mcp import called_tool
 
+#: The header an agent forwards on its outgoing calls to say which episode (proxy cell) they belong to.
+#: The runner sends it with each prompt (command agents get it as FLAKEPROXY_CELL); the proxy removes it.
+CELL_HEADER = "x-flakeproxy-cell"
+
 
 @dataclass(frozen=True)
 class TargetSpec:

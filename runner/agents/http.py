@@ -13,9 +13,8 @@ from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt,
 from flakeproxy.config.agent import HttpAgent, parse_response_path
 from flakeproxy.errors import InfrastructureError
 from flakeproxy.runner.agents.base import Reply, clip
+from flakeproxy.wire.call import CELL_HEADER
 from flakeproxy.wire.sse import SseParser
-
-CELL_HEADER = "x-flakeproxy-cell"
 
 
 def fill(template: Any, prompt: str) -> Any:

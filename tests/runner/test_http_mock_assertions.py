@@ -7,6 +7,7 @@ from pathlib import Path
 
 import yaml
 
+from flakeproxy.results import RunResult
 from tests.runner.world import run, world
 
 SEND = """
@@ -50,21 +51,24 @@ def test_an_agent_that_retries_twice_fails(tmp_path: Path) -> None:
 
 
 MOCK_SEND = """
-import json, urllib.request
+import json, os, time, urllib.request
+cell = {{"x-flakeproxy-cell": os.environ["FLAKEPROXY_CELL"]}} if "FLAKEPROXY_CELL" in os.environ else {{}}
+time.sleep(0.2)
 for _ in range({n}):
     request = urllib.request.Request("{url}/api/messages", json.dumps({{"subject": "renewal"}}).encode(),
-                                     {{"content-type": "application/json"}})
+                                     {{"content-type": "application/json", **cell}})
     urllib.request.urlopen(request, timeout=5).read()
 print("done (source: CRM)")
 """
 
 
-def mock_outcome(tmp: Path, sends: int) -> tuple[str, str]:
+def mock_run(tmp: Path, sends: int, prompts: int = 1, run_config: dict[str, object] | None = None) -> RunResult:
     from tests.support.loops import free_port
 
     port = free_port()
     invariant = {**EXACTLY_ONE, "service": "mailer"}
-    with world(tmp, invariants=[invariant], matrix=[{"name": "calm"}]) as w:
+    with world(tmp, invariants=[invariant], matrix=[{"name": "calm"}], run=run_config) as w:
+        w.data["golden_prompts"] = [f"Send the renewal ({n})" for n in range(prompts)]
         w.data["services"] = {
             "mailer": {
                 "type": "http_mock",
@@ -75,7 +79,11 @@ def mock_outcome(tmp: Path, sends: int) -> tuple[str, str]:
         script = MOCK_SEND.format(n=sends, url=f"http://127.0.0.1:{port}")
         w.data["agent"] = {"type": "command", "command": [sys.executable, "-c", script]}
         w.config.write_text(yaml.safe_dump(w.data))
-        result = run(w.config, None)
+        return run(w.config, None)
+
+
+def mock_outcome(tmp: Path, sends: int) -> tuple[str, str]:
+    result = mock_run(tmp, sends)
     return result.cells[0].outcome, result.cells[0].reason
 
 
@@ -83,6 +91,16 @@ def test_recording_mock_service(tmp_path: Path) -> None:
     """A mock started by the runner records per cell; the same assertions read its recordings."""
     assert mock_outcome(tmp_path / "one", 1) == ("pass", "request_count ok; last_request.body ok")
     assert mock_outcome(tmp_path / "three", 3) == ("fail", "request_count is 3, expected 1")
+
+
+def test_mock_recordings_are_per_episode(tmp_path: Path) -> None:
+    """Two prompts, one email each: each episode sees its own email, not the other's."""
+    result = mock_run(tmp_path / "seq", 1, prompts=2)
+    assert result.cells[0].outcome == "pass" and len(result.cells[0].episodes) == 2
+    assert [len(e.journal) for e in result.episodes if e.purpose == "matrix"] == [1, 1]
+    overlapping = mock_run(tmp_path / "par", 1, prompts=2, run_config={"concurrency": 2, "attribution": "header"})
+    assert overlapping.cells[0].outcome == "pass" and overlapping.warnings == []
+    assert all([r["cell"] for r in e.journal] == [e.cell_id] for e in overlapping.episodes)
 
 
 def test_mock_command_serves_and_records(tmp_path: Path) -> None:

@@ -27,10 +27,12 @@ class AgentState:
     prompts: list[str] = field(default_factory=list)
     inflight: int = 0
     max_inflight: int = 0
+    invocations: int = 0
 
 
 def _app(kind: str, tools: str, llm: str, state: AgentState, stateful: bool, delay_s: float) -> web.Application:
     async def chat(request: web.Request) -> web.Response:
+        state.invocations += 1
         state.inflight += 1
         state.max_inflight = max(state.max_inflight, state.inflight)
         try:

@@ -1,0 +1,54 @@
+"""run.isolation, run.attribution, at_least_k within replicas, and `contract validate` checking what run checks."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from flakeproxy import ConfigError, parse_config
+from flakeproxy.contract import plan_contract
+from tests.config.base_config import BASE, edit
+
+
+def test_defaults_are_episodes_without_attribution() -> None:
+    config = parse_config(BASE, "f.yaml")
+    assert config.run.isolation == "episode" and config.run.attribution == "none"
+
+
+def test_at_least_k_more_than_replicas_is_a_config_error() -> None:
+    text = BASE + "run: {replicas: 2}\n"
+    text = text.replace("scoring:\n", "scoring:\n  replica_aggregation: at_least_k\n  k: 3\n")
+    with pytest.raises(ConfigError, match=r"line \d+: scoring.k: k \(3\) is more than run.replicas \(2\)"):
+        parse_config(text, "f.yaml")
+    ok = text.replace("k: 3", "k: 2")
+    assert parse_config(ok, "f.yaml").scoring.k == 2
+
+
+def test_unknown_isolation_names_the_choices() -> None:
+    with pytest.raises(ConfigError, match=r"run.isolation.*episode.*cell"):
+        parse_config(BASE + "run: {isolation: per-cell}\n", "f.yaml")
+
+
+def test_plan_counts_agent_invocations() -> None:
+    plan = plan_contract(parse_config(BASE, "f.yaml"), "f.yaml")
+    # 2 invariants x 3 scenarios; 1 prompt x 3 scenarios, plus one calm repeat of the first prompt that
+    # tells a stateful agent (BASE configures no reset)
+    assert (plan.cells, plan.episodes) == (6, 4)
+    cells = plan_contract(parse_config(BASE + "run: {isolation: cell}\n", "f.yaml"), "f.yaml")
+    assert cells.episodes == 7
+    reset = BASE.replace(
+        "  timeout_ms: 30000\n", "  timeout_ms: 30000\n  reset_endpoint: http://127.0.0.1:8000/reset\n"
+    )
+    assert plan_contract(parse_config(reset, "f.yaml"), "f.yaml").episodes == 3
+
+
+def test_contract_validate_rejects_what_contract_run_would(tmp_path: Path) -> None:
+    path = tmp_path / "f.yaml"
+    path.write_text(edit('golden_prompts: ["What is AAPL trading at?"]', "golden_prompts: []"))
+    out = subprocess.run(
+        [sys.executable, "-m", "flakeproxy", "contract", "validate", "-c", str(path)], capture_output=True, text=True
+    )
+    assert out.returncode == 2 and "golden_prompts: empty" in out.stderr and len(out.stderr.splitlines()) == 1

@@ -1,0 +1,188 @@
+"""Episodes: one paid agent run per answer, faults that count only when they reached the agent, traffic
+checks that judge what happened or say they cannot. Real proxy, real agents, the official openai SDK."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from flakeproxy.results import RunResult
+from tests.runner.world import run, world
+from tests.support.loops import free_port
+from tests.support.upstream import RunningUpstream
+
+ALWAYS = [
+    {"id": "cites", "type": "regex", "pattern": "(?i)(source|feed|unavailable)"},
+    {"id": "answers", "type": "completes"},
+    {"id": "not-empty", "type": "output_not_empty"},
+    {"id": "fast", "type": "latency", "max_ms": 60000},
+    {"id": "no-pii", "type": "excludes_pii"},
+    {"id": "few-calls", "type": "call_count", "target": "market_data_api", "max": 3},
+]
+FIVE = [
+    {"name": "no-chaos"},
+    {"name": "tool-down", "tool_faults": [{"tool": "market_data_api", "mode": "error", "error_code": 503}]},
+    {"name": "tool-slow", "tool_faults": [{"tool": "market_data_api", "mode": "slow", "delay_ms": 5}]},
+    {"name": "llm-truncated", "llm_faults": [{"mode": "truncated_response", "max_tokens": 4}]},
+    {"name": "llm-down", "llm_faults": [{"mode": "error", "error_code": 500}]},
+]
+
+
+def outcomes(result: RunResult) -> dict[tuple[str, str], str]:
+    return {(c.invariant, c.scenario): c.outcome for c in result.cells}
+
+
+def test_episode_mode_pays_once_per_answer_cell_mode_once_per_cell(tmp_path: Path) -> None:
+    runs: dict[str, tuple[int, RunResult]] = {}
+    for isolation in ("episode", "cell"):
+        with world(tmp_path / isolation, invariants=ALWAYS, matrix=FIVE, run={"isolation": isolation}) as w:
+            w.data["golden_prompts"] = ["What is AAPL trading at?", "And MSFT?"]
+            w.config.write_text(yaml.safe_dump(w.data))
+            result = run(w.config)
+            runs[isolation] = (w.agent.invocations, result)
+            assert w.agent.resets == w.agent.invocations  # every episode starts from a reset
+    (episode_calls, by_episode), (cell_calls, by_cell) = runs["episode"], runs["cell"]
+    assert episode_calls == 10 and by_episode.agent_invocations == 10 and len(by_episode.episodes) == 10
+    assert cell_calls == 60 and by_cell.agent_invocations == 60
+    assert outcomes(by_episode) == outcomes(by_cell)
+    assert "fail" in outcomes(by_episode).values() or "error" in outcomes(by_episode).values()  # not all green
+    # every cell of a scenario judged the same two episodes
+    tool_down = [c for c in by_episode.cells if c.scenario == "tool-down"]
+    assert len({tuple(c.episodes) for c in tool_down}) == 1 and len(tool_down[0].episodes) == 2
+
+
+def test_a_tool_fault_on_a_name_the_agent_never_calls_is_an_error_not_a_pass(tmp_path: Path) -> None:
+    invariants = [
+        {"id": "cites", "type": "regex", "pattern": "(?i)source", "severity": "critical"},
+        {"id": "no-figures", "type": "regex", "pattern": r"\$\d", "negate": True, "when": "tool_faults_active"},
+    ]
+    matrix = [{"name": "news-down", "tool_faults": [{"tool": "news_api", "mode": "error", "error_code": 503}]}]
+    with world(tmp_path, invariants=invariants, matrix=matrix) as w:
+        w.data["targets"]["news_api"] = {"listener": "tools", "path": "/v1/news*"}
+        w.config.write_text(yaml.safe_dump(w.data))
+        result = run(w.config)
+    cell = result.cell("no-figures", "news-down")
+    assert cell.outcome == "error" and "scenario news-down injected nothing" in cell.reason
+    assert result.cell("cites", "news-down").outcome == "pass"  # the answer itself is judged as it is
+    assert result.score is not None and result.score.verdict == "FAIL"
+    assert any("news-down injected nothing" in r for r in result.score.reasons)
+    [cov] = result.coverage
+    assert (cov.decided, cov.applied) == (0, 0) and cov.injected_nothing
+    assert any("scenario news-down injected nothing" in w for w in result.warnings)
+
+
+# --- the official openai SDK as the agent's client --------------------------------------------------------
+
+openai = pytest.importorskip("openai", reason="the SDKs install beside mitmproxy 12 on Python 3.13+ only")
+from tests.support.sdk_agent import running_sdk_agent  # noqa: E402
+
+
+@contextmanager
+def sdk_world(
+    tmp: Path, invariants: list[dict[str, Any]], matrix: list[dict[str, Any]], **agent: Any
+) -> Iterator[tuple[Path, Any]]:
+    llm_port = free_port()
+    with RunningUpstream() as up, running_sdk_agent(f"http://127.0.0.1:{llm_port}", **agent) as sdk:
+        data = {
+            "version": "2.0",
+            "agent": {
+                "type": "http",
+                "endpoint": f"{sdk.url}/chat",
+                "request_template": {"message": "{prompt}"},
+                "response_path": "$.reply",
+                "reset_endpoint": f"{sdk.url}/reset",
+                "timeout_ms": 20000,
+            },
+            "proxy": {
+                "admin": f"127.0.0.1:{free_port()}",
+                "listeners": [{"name": "llm", "listen": f"127.0.0.1:{llm_port}", "upstream": up.url}],
+            },
+            "targets": {"llm": {"listener": "llm", "api": "openai"}},
+            "golden_prompts": ["What is AAPL trading at?"],
+            "contract": {"name": "sdk", "invariants": invariants},
+            "chaos_matrix": matrix,
+            "run": {"seed": 3, "output": str(tmp / "out")},
+        }
+        tmp.mkdir(parents=True, exist_ok=True)
+        path = tmp / "flakeproxy.yaml"
+        path.write_text(yaml.safe_dump(data, sort_keys=False))
+        yield path, sdk
+
+
+CUT = [{"name": "llm-stream-cut", "llm_faults": [{"mode": "stream_cut", "after_events": 3}]}]
+NO_PARTIAL = [
+    {"id": "whole-answer", "type": "regex", "pattern": r"source says\.$", "when": "llm_faults_active"},
+    {"id": "answers", "type": "completes"},
+]
+
+
+def test_stream_cut_on_a_json_client_injects_nothing_and_the_run_cannot_pass(tmp_path: Path) -> None:
+    with sdk_world(tmp_path, NO_PARTIAL, CUT, stream=False) as (config, _sdk):
+        result = run(config)
+    [episode] = result.episodes
+    [fault] = episode.faults(applied=None)
+    assert fault["applied"] is False
+    assert fault["not_applied_reason"] == "the answer was not streamed; stream_cut needs stream: true"
+    cell = result.cell("whole-answer", "llm-stream-cut")
+    assert cell.outcome == "error" and "injected nothing" in cell.reason and "stream: true" in cell.reason
+    assert result.score is not None and result.score.verdict == "FAIL"
+    assert any("llm-stream-cut injected nothing" in r for r in result.score.reasons)
+    assert result.coverage[0].faults[0].not_applied_reasons == [fault["not_applied_reason"]]
+
+
+def test_stream_cut_on_a_streaming_client_applies(tmp_path: Path) -> None:
+    with sdk_world(tmp_path, NO_PARTIAL, CUT, stream=True) as (config, _sdk):
+        result = run(config)
+    [fault] = result.episodes[0].faults()
+    assert fault["kind"] == "stream_cut" and fault["applied"] is True
+    cell = result.cell("whole-answer", "llm-stream-cut")
+    assert cell.outcome == "fail" and cell.faults_injected == [fault]  # the SDK accepted the cut answer silently
+    assert result.coverage[0].applied == 1 and not result.coverage[0].injected_nothing
+
+
+RETRIES = [
+    {"id": "bounded-retries", "type": "retries_after_fault", "target": "llm", "max": 1},
+    {"id": "waits", "type": "retry_after_respected", "target": "llm"},
+    {"id": "answers", "type": "completes"},
+    {"id": "cites", "type": "regex", "pattern": "(?i)source"},
+]
+
+
+def test_retries_count_repeats_of_the_faulted_request_only(tmp_path: Path) -> None:
+    matrix = [
+        {"name": "calm"},
+        {"name": "one-429", "llm_faults": [{"mode": "rate_limit", "retry_after_s": 1, "times": 1}]},
+    ]
+    with sdk_world(tmp_path, RETRIES, matrix, steps=2) as (config, sdk):
+        result = run(config)
+        assert sdk.invocations == 2
+    limited = result.cell("bounded-retries", "one-429")
+    assert limited.outcome == "pass" and limited.verdicts[0].evidence["retries"] == 1, limited
+    assert len(result.episode(limited.episodes[0]).journal) == 3  # the 429, its retry, the agent's next step
+    assert result.cell("waits", "one-429").outcome == "pass"
+    calm = result.cell("bounded-retries", "calm")
+    assert calm.outcome == "not_applicable" and "no fault applied on llm" in calm.reason
+    assert result.cell("waits", "calm").outcome == "not_applicable"
+    assert "no Retry-After was served" in result.cell("waits", "calm").reason
+
+
+def test_an_agent_that_gave_up_is_still_judged_on_its_traffic(tmp_path: Path) -> None:
+    matrix = [{"name": "always-429", "llm_faults": [{"mode": "rate_limit", "retry_after_s": 1}]}]
+    invariants = [{**RETRIES[0], "max": 2}, *RETRIES[1:]]
+    with sdk_world(tmp_path, invariants, matrix, max_retries=2) as (config, _sdk):
+        result = run(config)
+    [episode] = result.episodes
+    assert episode.error is not None and "HTTP 500" in episode.error and "RateLimitError" in episode.error
+    assert [e["status"] for e in episode.journal] == [429, 429, 429]
+    retries = result.cell("bounded-retries", "always-429")
+    assert retries.outcome == "pass" and retries.verdicts[0].evidence["retries"] == 2
+    waits = result.cell("waits", "always-429")
+    assert waits.outcome == "pass" and "each of 2 retries waited as asked" in waits.reason
+    assert result.cell("answers", "always-429").outcome == "fail"  # completes judges the error itself
+    cites = result.cell("cites", "always-429")
+    assert cites.outcome == "error" and cites.reason.startswith("agent error: agent answered HTTP 500")

@@ -1,0 +1,75 @@
+"""A test agent built on the official openai SDK: its LLM calls go through the proxy's listener as a real
+client's do (its own retries, Retry-After waits, stream handling). It does not forward x-flakeproxy-cell.
+
+POST /chat {"message": ...}: one LLM call (stream or JSON), then with `steps: 2` a second, different call
+that quotes the first answer (a ReAct agent's next step). An SDK error is the agent's HTTP 500.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import openai
+from aiohttp import web
+
+from tests.support.loops import LoopThread, free_port
+
+
+@dataclass
+class SdkAgent:
+    url: str
+    invocations: int = 0
+    resets: int = 0
+
+
+def _app(llm: str, state: SdkAgent, stream: bool, steps: int, max_retries: int) -> web.Application:
+    client = openai.AsyncOpenAI(base_url=f"{llm}/v1", api_key="sk-test", max_retries=max_retries, timeout=20)
+
+    async def ask(content: str) -> str:
+        messages = [{"role": "user", "content": content}]
+        if not stream:
+            reply = await client.chat.completions.create(model="m", messages=messages)  # type: ignore[arg-type]
+            return reply.choices[0].message.content or ""
+        chunks = await client.chat.completions.create(model="m", messages=messages, stream=True)  # type: ignore[arg-type]
+        return "".join([c.choices[0].delta.content or "" async for c in chunks if c.choices])
+
+    async def chat(request: web.Request) -> web.Response:
+        state.invocations += 1
+        message = (await request.json())["message"]
+        try:
+            text = await ask(message)
+            if steps == 2:
+                text = await ask(f"Check this answer and restate it: {text}")
+        except openai.APIError as e:
+            return web.json_response({"error": f"{type(e).__name__}: {e}"}, status=500)
+        return web.json_response({"reply": text})
+
+    async def reset(request: web.Request) -> web.Response:
+        state.resets += 1
+        return web.json_response({"ok": True})
+
+    app = web.Application()
+    app.add_routes([web.post("/chat", chat), web.post("/reset", reset)])
+    return app
+
+
+@contextmanager
+def running_sdk_agent(llm: str, stream: bool = False, steps: int = 1, max_retries: int = 2) -> Iterator[SdkAgent]:
+    port = free_port()
+    state = SdkAgent(f"http://127.0.0.1:{port}")
+    thread = LoopThread("sdk-agent")
+
+    async def start() -> web.AppRunner:
+        runner = web.AppRunner(_app(llm, state, stream, steps, max_retries), access_log=None)
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", port).start()
+        return runner
+
+    runner = thread.run(start())
+    try:
+        yield state
+    finally:
+        thread.run(runner.cleanup())
+        thread.close()
