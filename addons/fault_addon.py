@@ -85,8 +85,8 @@ class FaultAddon:
     async def _apply(self, flow: http.HTTPFlow, decision: Decision, coverage: Coverage) -> None:
         action, entry = decision.action, flow.metadata[KEY].entry
         if action.delay_ms:
+            coverage.delayed(action.delay_ms)  # the agent waits from now on, even if it gives up before the end
             await asyncio.sleep(action.delay_ms / 1000)
-            coverage.delayed(action.delay_ms)
         if action.close:
             entry.upstream_called = False
             entry.error = "connection closed by fault"

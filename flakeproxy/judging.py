@@ -137,7 +137,7 @@ def _uncovered(invariant: Invariant, scenario: Scenario, episodes: list[Episode]
     if any(f.get("applied", True) for f in faults):
         return None
     why = sorted({str(f.get("not_applied_reason")) for f in faults if f.get("not_applied_reason")})
-    detail = f" (decided {len(faults)} time(s), applied 0: {'; '.join(why)})" if faults else ""
+    detail = f" (decided {len(faults)} time(s), applied 0{': ' + '; '.join(why) if why else ''})" if faults else ""
     return f"scenario {scenario.name} injected nothing{detail}: check the targets and faults; {invariant.when} not met"
 
 

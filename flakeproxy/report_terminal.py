@@ -7,6 +7,26 @@ from flakeproxy.results import RunResult
 SYMBOL = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "not_applicable": "n/a"}
 
 
+def coverage_lines(result: RunResult) -> list[str]:
+    """Per chaos scenario: faults decided vs applied (changed what the agent received); then the cost."""
+    lines = []
+    for cov in result.coverage:
+        if not cov.chaos:
+            continue
+        mark = "  <- injected nothing" if cov.injected_nothing else ""
+        lines.append(f"faults {cov.scenario}: decided {cov.decided}, applied {cov.applied}{mark}")
+        for fault in cov.faults:
+            if fault.decided and fault.applied < fault.decided and fault.not_applied_reasons:
+                lines.append(f"  {fault.section}[{fault.index}] {fault.kind}: {fault.not_applied_reasons[0]}")
+    episodes = [e for e in result.episodes if e.purpose == "matrix"]
+    lines.append(
+        f"{len(result.episodes)} episodes ({len(episodes)} in the matrix), {result.agent_invocations} agent "
+        f"invocations, isolation: {result.isolation}"
+        + (f"; {result.unattributed_requests} requests not attributed" if result.unattributed_requests else "")
+    )
+    return [*lines, ""]
+
+
 def render(result: RunResult) -> str:
     cells = {(c.invariant, c.scenario): c for c in result.cells}
     first = max([len("invariant"), *(len(i) for i in result.invariants)])
@@ -26,7 +46,7 @@ def render(result: RunResult) -> str:
         lines.append("")
         for c in problems:
             lines.append(f"{SYMBOL[c.outcome]:<5} {c.invariant} in {c.scenario} [{c.severity}]: {c.reason}")
-    lines.append("")
+    lines += ["", *coverage_lines(result)]
     if result.score is not None:
         score = result.score
         flaky = [c for c in result.cells if c.flaky]

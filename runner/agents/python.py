@@ -22,6 +22,7 @@ from flakeproxy.injector import Injector
 from flakeproxy.runner.agents.base import Reply
 from flakeproxy.wire.action import Action
 from flakeproxy.wire.call import Call, TargetSpec
+from flakeproxy.wire.coverage import Coverage
 
 CURRENT_CELL: contextvars.ContextVar[str | None] = contextvars.ContextVar("flakeproxy_cell", default=None)
 
@@ -45,11 +46,14 @@ def import_object(path: str, near: Path | None = None) -> Any:
     return obj
 
 
-def apply_to_result(action: Action, name: str, result: Any) -> Any:
-    """What a tool returns (or raises) under a fault's action."""
+def apply_to_result(action: Action, name: str, result: Any, coverage: Coverage) -> Any:
+    """What a tool returns (or raises) under a fault's action, noting on coverage what it changed (the same
+    notion of "applied" as the proxy's)."""
     if action.close:
+        coverage.closed()
         raise ConnectionResetError(f"flakeproxy fault: connection to tool {name} reset")
     if action.reply is not None:
+        coverage.replied(action.reply.status)
         body = action.reply.body.decode("utf-8", errors="replace")
         if action.reply.status >= 400:
             raise ToolFaultError(f"tool {name} failed: HTTP {action.reply.status}: {body}")
@@ -58,40 +62,31 @@ def apply_to_result(action: Action, name: str, result: Any) -> Any:
         except ValueError:
             return body
     if action.rewrite_body is not None:
-        raw = result if isinstance(result, str) else json.dumps(result)
-        out = action.rewrite_body(raw.encode()).decode("utf-8", errors="replace")
+        raw = (result if isinstance(result, str) else json.dumps(result)).encode()
+        rewritten = action.rewrite_body(raw)
+        if not coverage.rewrote("response", raw, rewritten):
+            return result
+        out = rewritten.decode("utf-8", errors="replace")
         if isinstance(result, str):
             return out
         try:
             return json.loads(out)
         except ValueError:
             return out
+    if action.stream is not None:
+        coverage.not_streamed()
     return result
 
 
-def applied_by(action: Action) -> dict[str, Any]:
-    """Coverage of a fault on a wrapped tool: only a rewrite can leave the result as it was (checked later)."""
-    if action.close:
-        return {"applied": True, "effect": "raised a connection reset", "not_applied_reason": None}
-    if action.reply is not None:
-        return {"applied": True, "effect": f"answered {action.reply.status}", "not_applied_reason": None}
-    if action.delay_ms:
-        return {"applied": True, "effect": f"delayed {action.delay_ms} ms", "not_applied_reason": None}
-    if action.rewrite_body is not None:
-        return {"applied": True, "effect": "result rewritten", "not_applied_reason": None}
-    kind = "a stream" if action.stream is not None else "the request"
-    reason = f"a python tool result is not {kind}; this fault cannot change it"
-    return {"applied": False, "effect": None, "not_applied_reason": reason}
-
-
-def _applied(action: Action | None, entry: dict[str, Any], name: str, result: Any) -> Any:
-    """The tool's result under the action; a rewrite that changed nothing is recorded as not applied."""
-    if action is None:
+def _applied(action: Action | None, entry: dict[str, Any], coverage: Coverage | None, name: str, result: Any) -> Any:
+    """The tool's result under the action; the journal entry's fault says whether it changed anything."""
+    if action is None or coverage is None:
         return result
-    out = apply_to_result(action, name, result)
-    if action.rewrite_body is not None and action.reply is None and not action.delay_ms and out == result:
-        entry["fault"].update(applied=False, effect=None, not_applied_reason="the fault changed nothing in the result")
-    return out
+    try:
+        return apply_to_result(action, name, result, coverage)
+    finally:
+        coverage.finish()
+        entry["fault"].update(coverage.record())
 
 
 class PythonAdapter:
@@ -133,7 +128,9 @@ class PythonAdapter:
         if getattr(tool, "__flakeproxy_wrapped__", False):
             return tool
 
-        def decide(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Action | None, dict[str, Any]]:
+        def decide(
+            args: tuple[Any, ...], kwargs: dict[str, Any]
+        ) -> tuple[Action | None, dict[str, Any], Coverage | None]:
             assert self.injector is not None
             body = json.dumps({"args": args, "kwargs": kwargs}, default=str).encode()
             call = Call("python", "CALL", f"python://{name}", name, {}, body, (name,))
@@ -146,33 +143,36 @@ class PythonAdapter:
                 "url": call.url,
                 "request_body": body.decode(),
                 "started_at": time.time(),
-                "fault": {**decision.record(), **applied_by(decision.action)} if decision else None,
+                "fault": decision.record() if decision else None,
                 "response_headers": {},
                 "latency_ms": 0.0,
             }
             self.journal.append(entry)
-            return (decision.action if decision else None), entry
+            coverage = Coverage(decision.kind) if decision else None
+            if decision and coverage and decision.action.delay_ms:
+                coverage.delayed(decision.action.delay_ms)
+            return (decision.action if decision else None), entry, coverage
 
         if inspect.iscoroutinefunction(tool):
 
             @functools.wraps(tool)
             async def async_wrapped(*args: Any, **kwargs: Any) -> Any:
-                action, entry = decide(args, kwargs)
+                action, entry, coverage = decide(args, kwargs)
                 if action and action.delay_ms:
                     await asyncio.sleep(action.delay_ms / 1000)
                 result = None if action and not action.forwards else await tool(*args, **kwargs)
-                return _applied(action, entry, name, result)
+                return _applied(action, entry, coverage, name, result)
 
             async_wrapped.__flakeproxy_wrapped__ = True  # type: ignore[attr-defined]
             return async_wrapped
 
         @functools.wraps(tool)
         def wrapped(*args: Any, **kwargs: Any) -> Any:
-            action, entry = decide(args, kwargs)
+            action, entry, coverage = decide(args, kwargs)
             if action and action.delay_ms:
                 time.sleep(action.delay_ms / 1000)  # the agent runs in a worker thread
             result = None if action and not action.forwards else tool(*args, **kwargs)
-            return _applied(action, entry, name, result)
+            return _applied(action, entry, coverage, name, result)
 
         wrapped.__flakeproxy_wrapped__ = True  # type: ignore[attr-defined]
         return wrapped

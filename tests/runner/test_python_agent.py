@@ -39,3 +39,24 @@ def test_tool_faults_without_tools_is_the_spec_error(tmp_path: Path) -> None:
     )
     assert out.returncode == 2
     assert "tool faults on a python agent need agent.tools" in out.stderr
+
+
+def test_a_python_tool_fault_that_changes_nothing_is_not_counted(tmp_path: Path) -> None:
+    """schema_drift of a field the tool does not return, and a fault on a tool the agent never looks up in
+    the registry: decided or not, nothing reached the agent, so the chaos cells are ERROR and the run FAILs."""
+    import json
+
+    example = tmp_path / "python-agent"
+    shutil.copytree(REPO / "examples" / "python-agent", example)
+    config = (example / "flakeproxy.yaml").read_text()
+    config = config.replace("rename: {price: last_price}", "rename: {volume: day_volume}")
+    (example / "flakeproxy.yaml").write_text(config)
+    out = cli(example / "flakeproxy.yaml", "-o", str(tmp_path / "out"), cwd=tmp_path)
+    assert out.returncode == 1, out.stdout + out.stderr
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    cells = {(c["invariant"], c["scenario"]): c for c in data["cells"]}
+    drift = cells[("never-fabricate-when-tools-fail", "quote-tool-drifts")]
+    assert drift["outcome"] == "error" and "injected nothing" in drift["reason"]
+    assert "changed nothing in the answer (schema_drift" in drift["reason"]
+    assert cells[("never-fabricate-when-tools-fail", "quote-tool-down")]["outcome"] == "pass"
+    assert "faults quote-tool-drifts: decided 1, applied 0  <- injected nothing" in out.stdout
