@@ -1,15 +1,15 @@
-"""How long a contract matrix takes: 5 scenarios x 6 invariants x 2 prompts, an agent with a fixed 200 ms
-latency, at concurrency 1, 4 and 8, beside the ideal (cells x prompts x latency / concurrency).
+"""What a contract matrix costs: 5 scenarios x 6 invariants x 2 prompts against an agent with a fixed 200 ms
+latency, in each run mode side by side (the real proxy and runner, in one run of this script).
 
 Run: .venv/bin/python bench/matrix.py
 
-Columns: wall (the whole run, with the proxy's start and the no-chaos calls), cells (the cell phase),
-ideal (cells x prompts x latency / concurrency), batched (the best possible when scenarios switch
-between batches: scenarios x ceil(invariants / concurrency) x prompts x latency).
+Columns: invocations (agent runs, each one paid on a real LLM), wall (the whole run, with the proxy's start),
+episodes (first to last episode), ideal (invocations x latency / concurrency), batched (the reachable floor
+while one scenario is active at a time: scenarios x ceil(episodes per scenario / concurrency) x latency).
 
-The runner starts the real proxy; the agent calls a tool through it on every prompt. Cells of one
-scenario run concurrently; scenarios switch between batches, so with 6 invariants per scenario at
-most 6 cells run at once, whatever the concurrency: the ideal at 8 is not reachable by design.
+isolation: cell is the spec's literal reading (each invariant x scenario cell invokes the agent itself);
+isolation: episode (the default) has every invariant judge the same invocations. Concurrency > 1 needs the
+agent to forward x-flakeproxy-cell (run.attribution: header), which this bench agent does.
 """
 
 from __future__ import annotations
@@ -57,14 +57,18 @@ def main() -> None:
         return web.json_response({"price": 189.5})
 
     async def chat(request: web.Request) -> web.Response:
-        async with ClientSession() as http, http.get(f"http://127.0.0.1:{listen_port}/v1/quotes") as r:
+        cell = {"x-flakeproxy-cell": request.headers["x-flakeproxy-cell"]}
+        async with ClientSession(headers=cell) as http, http.get(f"http://127.0.0.1:{listen_port}/v1/quotes") as r:
             status = r.status
         await asyncio.sleep(LATENCY_S)
         return web.json_response({"reply": f"tool said {status}; the source is the exchange feed"})
 
+    async def reset(request: web.Request) -> web.Response:
+        return web.json_response({"ok": True})
+
     tools, agent = web.Application(), web.Application()
     tools.add_routes([web.get("/v1/quotes", quote)])
-    agent.add_routes([web.post("/chat", chat)])
+    agent.add_routes([web.post("/chat", chat), web.post("/reset", reset)])
     serve(tools, tool_port)
     serve(agent, agent_port)
 
@@ -72,45 +76,13 @@ def main() -> None:
         f"contract matrix: {SCENARIOS} scenarios x {INVARIANTS} invariants x {PROMPTS} prompts, "
         f"agent latency {LATENCY_S * 1000:.0f} ms, python {sys.version.split()[0]}"
     )
-    head = ["concurrency", "wall s", "cells s", "ideal s", "vs ideal", "batched s", "vs batched"]
-    print(" ".join(f"{h:>{w}}" for h, w in zip(head, (11, 8, 8, 8, 9, 10, 11), strict=True)))
-    for concurrency in (1, 4, 8):
+    head = ["isolation", "concurrency", "invocations", "wall s", "episodes s", "ideal s", "batched s", "vs batched"]
+    widths = (9, 11, 11, 8, 10, 8, 9, 10)
+    print(" ".join(f"{h:>{w}}" for h, w in zip(head, widths, strict=True)))
+    for isolation, concurrency in (("cell", 1), ("episode", 1), ("cell", 4), ("episode", 4)):
         with tempfile.TemporaryDirectory() as tmp:
-            config = {
-                "version": "2.0",
-                "agent": {
-                    "type": "http",
-                    "endpoint": f"http://127.0.0.1:{agent_port}/chat",
-                    "request_template": {"message": "{prompt}"},
-                    "response_path": "$.reply",
-                },
-                "proxy": {
-                    "admin": f"127.0.0.1:{free_port()}",
-                    "listeners": [
-                        {
-                            "name": "tools",
-                            "listen": f"127.0.0.1:{listen_port}",
-                            "upstream": f"http://127.0.0.1:{tool_port}",
-                        }
-                    ],
-                },
-                "targets": {"quotes": {"listener": "tools", "path": "/v1/quotes*"}},
-                "golden_prompts": [f"prompt {n}" for n in range(PROMPTS)],
-                "contract": {
-                    "name": "bench",
-                    "invariants": [
-                        {"id": f"cite-{n}", "type": "regex", "pattern": "(?i)source"} for n in range(INVARIANTS)
-                    ],
-                },
-                "chaos_matrix": [{"name": "calm"}]
-                + [
-                    {"name": f"slow-{n}", "tool_faults": [{"tool": "quotes", "mode": "slow", "delay_ms": 1}]}
-                    for n in range(SCENARIOS - 1)
-                ],
-                "run": {"concurrency": concurrency},
-            }
             path = Path(tmp) / "bench.json"
-            path.write_text(json.dumps(config))
+            path.write_text(json.dumps(config(agent_port, listen_port, tool_port, isolation, concurrency)))
             marks: list[float] = []
 
             def mark(_line: str, marks: list[float] = marks) -> None:
@@ -120,14 +92,44 @@ def main() -> None:
             result = asyncio.run(run_contract_async(load_config(path), str(path), None, mark))
             wall = time.monotonic() - start
         assert result.score is not None and result.score.passed, result.score
-        rounds = -(-INVARIANTS // concurrency)
-        cells = marks[-1] - marks[0] + PROMPTS * LATENCY_S  # first to last cell, plus the first cell itself
-        ideal = SCENARIOS * INVARIANTS * PROMPTS * LATENCY_S / concurrency
-        batched = SCENARIOS * rounds * PROMPTS * LATENCY_S
-        print(
-            f"{concurrency:>11} {wall:>8.2f} {cells:>8.2f} {ideal:>8.2f} {cells / ideal - 1:>+9.0%} "
-            f"{batched:>10.2f} {cells / batched - 1:>+11.0%}"
-        )
+        n = result.agent_invocations
+        per_scenario = n // SCENARIOS
+        episodes = marks[-1] - marks[0] + LATENCY_S  # first to last episode, plus the first episode itself
+        ideal = n * LATENCY_S / concurrency
+        batched = SCENARIOS * -(-per_scenario // concurrency) * LATENCY_S
+        row = (isolation, concurrency, n, f"{wall:.2f}", f"{episodes:.2f}", f"{ideal:.2f}", f"{batched:.2f}")
+        print(" ".join(f"{v:>{w}}" for v, w in zip(row, widths, strict=False)), f"{episodes / batched - 1:>+10.0%}")
+
+
+def config(agent_port: int, listen_port: int, tool_port: int, isolation: str, concurrency: int) -> dict[str, object]:
+    return {
+        "version": "2.0",
+        "agent": {
+            "type": "http",
+            "endpoint": f"http://127.0.0.1:{agent_port}/chat",
+            "request_template": {"message": "{prompt}"},
+            "response_path": "$.reply",
+            "reset_endpoint": f"http://127.0.0.1:{agent_port}/reset",
+        },
+        "proxy": {
+            "admin": f"127.0.0.1:{free_port()}",
+            "listeners": [
+                {"name": "tools", "listen": f"127.0.0.1:{listen_port}", "upstream": f"http://127.0.0.1:{tool_port}"}
+            ],
+        },
+        "targets": {"quotes": {"listener": "tools", "path": "/v1/quotes*"}},
+        "golden_prompts": [f"prompt {n}" for n in range(PROMPTS)],
+        "contract": {
+            "name": "bench",
+            "invariants": [{"id": f"cite-{n}", "type": "regex", "pattern": "(?i)source"} for n in range(INVARIANTS)],
+        },
+        "chaos_matrix": [{"name": "calm"}]
+        + [
+            {"name": f"slow-{n}", "tool_faults": [{"tool": "quotes", "mode": "slow", "delay_ms": 1}]}
+            for n in range(SCENARIOS - 1)
+        ],
+        "run": {"concurrency": concurrency, "isolation": isolation, "attribution": "header"},
+    }
 
 
 if __name__ == "__main__":

@@ -18,9 +18,9 @@ class Fault(StrictModel):
     match_url: str | None = Field(None, description="A glob on the full request URL.")
     probability: Probability = Field(1.0, description="Chance that a matching call is faulted.")
     after_calls: int = Field(
-        1, ge=0, description="Fire from the N-th matching call of the cell on (0 or 1 = from the first)."
+        1, ge=0, description="Fire from the N-th matching call of the episode on (0 or 1 = from the first)."
     )
-    times: int | None = Field(None, ge=1, description="Fire at most N times per cell; None = no limit.")
+    times: int | None = Field(None, ge=1, description="Fire at most N times per episode; None = no limit.")
 
     @property
     def kind(self) -> str:

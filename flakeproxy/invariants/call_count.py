@@ -9,7 +9,7 @@ from flakeproxy.verdict import Observation, Verdict, check
 
 
 class CallCount(Invariant):
-    """The agent called target between min and max times in the cell (traffic seen by the proxy)."""
+    """The agent called target between min and max times in the episode (traffic seen by the proxy)."""
 
     type: Literal["call_count"]
     needs_answer: ClassVar[bool] = False

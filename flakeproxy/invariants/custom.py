@@ -14,7 +14,7 @@ from flakeproxy.verdict import Observation, Verdict, cannot_judge
 
 
 class Custom(Invariant):
-    """A script reads the cell context JSON on stdin and prints {passed, score, reason, details}."""
+    """A script reads the episode's context JSON on stdin and prints {passed, score, reason, details}."""
 
     type: Literal["custom"]
     needs_answer: ClassVar[bool] = False

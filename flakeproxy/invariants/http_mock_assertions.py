@@ -37,7 +37,7 @@ class HttpAssertion(StrictModel):
 
 
 class HttpMockAssertions(Invariant):
-    """Assertions on the requests a target (from the cell's journal) or a recording mock service received."""
+    """Assertions on the requests a target (from the episode's journal) or a recording mock service received."""
 
     type: Literal["http_mock_assertions"]
     needs_answer: ClassVar[bool] = False
@@ -46,7 +46,7 @@ class HttpMockAssertions(Invariant):
     assertions: list[HttpAssertion] = Field(min_length=1)
 
     def evaluate(self, obs: Observation) -> Verdict:
-        """Over the requests the proxy journaled for the target named by `service` in this cell."""
+        """Over the requests the proxy journaled for the target named by `service` in this episode."""
         results = []
         for a in self.assertions:
             entries = matching(obs.journal, self.service, a.filters)

@@ -11,7 +11,7 @@ from flakeproxy.verdict import Observation, Verdict, check
 
 
 class NoCallTo(Invariant):
-    """The agent made no request to the given targets or hosts (globs) in the cell."""
+    """The agent made no request to the given targets or hosts (globs) in the episode."""
 
     type: Literal["no_call_to"]
     needs_answer: ClassVar[bool] = False
