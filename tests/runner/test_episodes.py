@@ -76,6 +76,23 @@ def test_a_tool_fault_on_a_name_the_agent_never_calls_is_an_error_not_a_pass(tmp
     assert any("scenario news-down injected nothing" in w for w in result.warnings)
 
 
+def test_behavior_unchanged_auto_reuses_the_calm_episodes(tmp_path: Path) -> None:
+    same = [{"id": "same", "type": "behavior_unchanged", "baseline": "auto", "when": "any_chaos_active"}]
+    chaos = FIVE[1:3]
+    with world(tmp_path / "calm", invariants=same, matrix=[FIVE[0], *chaos]) as w:
+        result = run(w.config)
+        assert w.agent.invocations == 3  # no extra call: the calm scenario's episode is the baseline
+    slow = result.cell("same", "tool-slow")
+    assert slow.outcome == "pass" and slow.verdicts[0].evidence["baseline"].startswith("AAPL trades at $189.50")
+    assert result.cell("same", "tool-down").outcome == "fail"  # "unavailable" is not the calm answer
+    with world(tmp_path / "none", invariants=same, matrix=chaos) as w:
+        result = run(w.config)
+        assert w.agent.invocations == 3  # one baseline episode, run without chaos
+    [baseline] = [e for e in result.episodes if e.purpose == "baseline"]
+    assert baseline.scenario is None and baseline.journal and not baseline.faults(applied=None)
+    assert result.cell("same", "tool-slow").outcome == "pass"
+
+
 # --- the official openai SDK as the agent's client --------------------------------------------------------
 
 openai = pytest.importorskip("openai", reason="the SDKs install beside mitmproxy 12 on Python 3.13+ only")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import aiohttp
 from aiohttp import web
 
-from tests.support.loops import LoopThread, free_port
+from tests.support.loops import running_app
 
 CAREFUL_FALLBACK = "I can't retrieve the current price right now: the market data source is unavailable."
 NAIVE_FALLBACK = "AAPL trades at $187.23 according to my sources."
@@ -30,7 +30,7 @@ class AgentState:
     invocations: int = 0
 
 
-def _app(kind: str, tools: str, llm: str, state: AgentState, stateful: bool, delay_s: float) -> web.Application:
+def _routes(kind: str, tools: str, llm: str, state: AgentState, stateful: bool, delay_s: float) -> list[web.RouteDef]:
     async def chat(request: web.Request) -> web.Response:
         state.invocations += 1
         state.inflight += 1
@@ -71,28 +71,14 @@ def _app(kind: str, tools: str, llm: str, state: AgentState, stateful: bool, del
         state.prompts.clear()
         return web.json_response({"ok": True})
 
-    app = web.Application()
-    app.add_routes([web.post("/chat", chat), web.post("/reset", reset)])
-    return app
+    return [web.post("/chat", chat), web.post("/reset", reset)]
 
 
 @contextmanager
 def running_agent(
     kind: str, tools: str, llm: str, stateful: bool = False, delay_s: float = 0.0
 ) -> Iterator[AgentState]:
-    port = free_port()
-    state = AgentState(f"http://127.0.0.1:{port}")
-    thread = LoopThread(f"agent-{kind}")
-
-    async def start() -> web.AppRunner:
-        runner = web.AppRunner(_app(kind, tools, llm, state, stateful, delay_s), access_log=None)
-        await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", port).start()
-        return runner
-
-    runner = thread.run(start())
-    try:
+    state = AgentState("")
+    with running_app(_routes(kind, tools, llm, state, stateful, delay_s), f"agent-{kind}") as url:
+        state.url = url
         yield state
-    finally:
-        thread.run(runner.cleanup())
-        thread.close()

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import openai
 from aiohttp import web
 
-from tests.support.loops import LoopThread, free_port
+from tests.support.loops import running_app
 
 
 @dataclass
@@ -24,7 +24,7 @@ class SdkAgent:
     resets: int = 0
 
 
-def _app(llm: str, state: SdkAgent, stream: bool, steps: int, max_retries: int) -> web.Application:
+def _routes(llm: str, state: SdkAgent, stream: bool, steps: int, max_retries: int) -> list[web.RouteDef]:
     client = openai.AsyncOpenAI(base_url=f"{llm}/v1", api_key="sk-test", max_retries=max_retries, timeout=20)
 
     async def ask(content: str) -> str:
@@ -50,26 +50,12 @@ def _app(llm: str, state: SdkAgent, stream: bool, steps: int, max_retries: int) 
         state.resets += 1
         return web.json_response({"ok": True})
 
-    app = web.Application()
-    app.add_routes([web.post("/chat", chat), web.post("/reset", reset)])
-    return app
+    return [web.post("/chat", chat), web.post("/reset", reset)]
 
 
 @contextmanager
 def running_sdk_agent(llm: str, stream: bool = False, steps: int = 1, max_retries: int = 2) -> Iterator[SdkAgent]:
-    port = free_port()
-    state = SdkAgent(f"http://127.0.0.1:{port}")
-    thread = LoopThread("sdk-agent")
-
-    async def start() -> web.AppRunner:
-        runner = web.AppRunner(_app(llm, state, stream, steps, max_retries), access_log=None)
-        await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", port).start()
-        return runner
-
-    runner = thread.run(start())
-    try:
+    state = SdkAgent("")
+    with running_app(_routes(llm, state, stream, steps, max_retries), "sdk-agent") as url:
+        state.url = url
         yield state
-    finally:
-        thread.run(runner.cleanup())
-        thread.close()
