@@ -1,6 +1,7 @@
 """One command, end to end: serve the quickstart world and agent on loopback, then run
 `flakeproxy contract run` on flakeproxy.yaml beside this file (it starts the proxy), print the
 invariant x scenario matrix and exit with the run's exit code (0 pass, 1 fail, 2 config, 3 infra).
+Every loopback port of the config is swapped for a free one; the config run is OUTPUT/flakeproxy.yaml.
 
     python examples/quickstart/run.py [-o OUTPUT_DIR]     (with flakeproxy installed in that Python)
 """
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
+import re
 import shutil
 import socket
 import sys
@@ -46,17 +47,28 @@ def flakeproxy_command() -> list[str]:
     return [found]
 
 
-async def main(output: str | None) -> int:
-    ports = {name: free_port() for name in ("WORLD", "AGENT", "LLM", "TOOLS", "ADMIN")}
-    env = {**os.environ, **{f"QUICKSTART_{name}_PORT": str(port) for name, port in ports.items()}}
-    world = await serve(world_app(), ports["WORLD"])
-    # the agent's base URLs are the proxy's listeners, not the world itself
-    agent = await serve(
-        agent_app(f"http://127.0.0.1:{ports['TOOLS']}", f"http://127.0.0.1:{ports['LLM']}"), ports["AGENT"]
-    )
+def local_config(output: Path) -> dict[int, int]:
+    """Write flakeproxy.yaml with each 127.0.0.1 port swapped for a free one; return the mapping."""
+    ports: dict[int, int] = {}
+
+    def swap(m: re.Match[str]) -> str:
+        return f"127.0.0.1:{ports.setdefault(int(m[1]), free_port())}"
+
+    text = re.sub(r"127\.0\.0\.1:(\d+)", swap, (HERE / "flakeproxy.yaml").read_text())
+    text = re.sub(r"output: [^}\n]+", f"output: {output.resolve()}", text)
+    output.mkdir(parents=True, exist_ok=True)
+    (output / "flakeproxy.yaml").write_text(text)
+    return ports
+
+
+async def main(output: Path) -> int:
+    ports = local_config(output)
+    world = await serve(world_app(), ports[9100])
+    # the agent's base URLs are the proxy's listeners (8702 tools, 8701 llm), not the world itself
+    agent = await serve(agent_app(f"http://127.0.0.1:{ports[8702]}", f"http://127.0.0.1:{ports[8701]}"), ports[8000])
     try:
-        args = [*flakeproxy_command(), "contract", "run", "-c", str(HERE / "flakeproxy.yaml")]
-        child = await asyncio.create_subprocess_exec(*args, *(["-o", output] if output else []), env=env)
+        args = [*flakeproxy_command(), "contract", "run", "-c", str(output / "flakeproxy.yaml")]
+        child = await asyncio.create_subprocess_exec(*args)
         return await child.wait()
     finally:
         await agent.cleanup()
@@ -65,5 +77,5 @@ async def main(output: str | None) -> int:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("-o", "--output", help="folder for results.json (default: flakeproxy-results/quickstart)")
-    sys.exit(asyncio.run(main(parser.parse_args().output)))
+    parser.add_argument("-o", "--output", default="flakeproxy-results/quickstart", help="folder for results.json")
+    sys.exit(asyncio.run(main(Path(parser.parse_args().output))))
