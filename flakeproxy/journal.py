@@ -1,29 +1,20 @@
-"""The journal: one entry per request the proxy saw, with secrets redacted and bodies capped."""
+"""The journal: one entry per request the proxy saw, with secrets redacted (flakeproxy.redact) and
+bodies capped."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-REDACTED = "[redacted]"
-#: Header names whose values never reach a journal or a report.
-SECRET_HEADERS = re.compile(
-    r"^(authorization|proxy-authorization|cookie|set-cookie|x-api-key|api-key|x-goog-api-key)$"
-    r"|token|secret|password|api[-_]?key|session",
-    re.IGNORECASE,
-)
+from flakeproxy.redact import DEFAULT, Redactor
+
 BODY_CAP_BYTES = 64 * 1024
 
 
-def redact_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
-    """Headers as a dict (repeated names joined with ', '), secret values replaced."""
-    out: dict[str, str] = {}
-    for name, value in headers:
-        value = REDACTED if SECRET_HEADERS.search(name) else value
-        out[name.lower()] = f"{out[name.lower()]}, {value}" if name.lower() in out else value
-    return out
+def redact_headers(headers: Iterable[tuple[str, str]], redactor: Redactor = DEFAULT) -> dict[str, str]:
+    """Headers as a dict (repeated names joined with ', '), secret values replaced (Redactor.headers)."""
+    return redactor.headers(headers)
 
 
 class BodyCapture:
@@ -77,22 +68,24 @@ class JournalEntry:
     error: str | None = None
     complete: bool = False  # False while the response is still on its way (e.g. a long stream)
     capture: BodyCapture | None = field(default=None, repr=False, compare=False)
+    redactor: Redactor | None = field(default=None, repr=False, compare=False)  # set by Journal.add
 
     def to_json(self) -> dict[str, Any]:
-        """The entry as JSON; for a response still streaming, the body received so far."""
+        """The entry as JSON, secrets redacted; for a response still streaming, the body received so far."""
         if self.capture is not None:
             self.response_body = self.capture.text()
             self.response_bytes = self.capture.size
             self.body_truncated = self.capture.truncated
-        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "capture"}
-        return data
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("capture", "redactor")}
+        return (self.redactor or DEFAULT).entry(data)
 
 
 class Journal:
     """Entries in arrival order, bounded: the oldest go first once max_entries is reached."""
 
-    def __init__(self, max_entries: int = 10_000) -> None:
+    def __init__(self, max_entries: int = 10_000, redactor: Redactor | None = None) -> None:
         self.max_entries = max_entries
+        self.redactor = redactor or DEFAULT  # the config's: Redactor(config.redact)
         self.entries: list[JournalEntry] = []
         self.dropped = 0
         self._seq = 0
@@ -102,6 +95,7 @@ class Journal:
         return self._seq
 
     def add(self, entry: JournalEntry) -> None:
+        entry.redactor = entry.redactor or self.redactor
         self.entries.append(entry)
         if len(self.entries) > self.max_entries:
             excess = len(self.entries) - self.max_entries
