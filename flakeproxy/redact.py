@@ -141,8 +141,9 @@ class Redactor:
         for key in ("request_headers", "response_headers"):
             if isinstance(out.get(key), dict):
                 out[key] = {k: self.literals(v, seen) for k, v in out[key].items()}
-        if isinstance(out.get("url"), str):
-            out["url"] = self.literals(out["url"], seen)
+        for key in ("url", "error"):
+            if isinstance(out.get(key), str):
+                out[key] = self.literals(out[key], seen)
         return out
 
     # --- bodies -------------------------------------------------------------------------------

@@ -84,6 +84,7 @@ def test_literals_seen_redacted_in_one_place_are_scrubbed_everywhere_in_the_entr
         "response_headers": {"content-type": "text/plain", "x-echo": f"{S}-q"},
         "response_body": f"you sent {S}-bearer and {S}-pw and {S}-q",
         "status": 200,
+        "error": f"upstream said: bad password {S}-pw",
     }
     out = redact_entry(entry)
     assert S not in json.dumps(out)
