@@ -19,6 +19,7 @@ from flakeproxy.config.proxy import split_host_port
 from flakeproxy.errors import ConfigError, InfrastructureError
 from flakeproxy.injector import Injector
 from flakeproxy.journal import Journal
+from flakeproxy.redact import Redactor
 from flakeproxy.wire.call import TargetSpec
 
 
@@ -79,7 +80,7 @@ class ProxyServer:
                 f"control API on {self.admin} listens beyond loopback without a token; set --token or proxy.token"
             )
         self.modes = listener_modes(config)
-        self.injector, self.journal = Injector(target_specs(config)), Journal()
+        self.injector, self.journal = Injector(target_specs(config)), Journal(redactor=Redactor(config.redact))
         self.addresses = {name: spec.rsplit("@", 1)[1] for spec, name in self.modes.items()}
         self.api = ControlApi(config, self.injector, self.journal, self.token, lambda: dict(self.addresses))
         self._master: DumpMaster | None = None

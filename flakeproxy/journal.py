@@ -1,31 +1,21 @@
-"""The journal: one entry per request the proxy saw, with secrets redacted and bodies capped."""
+"""The journal: one entry per request the proxy saw, with secrets redacted (flakeproxy.redact) and
+bodies capped."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from flakeproxy.redact import DEFAULT, Redactor
 from flakeproxy.wire.coverage import Coverage
 
-REDACTED = "[redacted]"
-#: Header names whose values never reach a journal or a report.
-SECRET_HEADERS = re.compile(
-    r"^(authorization|proxy-authorization|cookie|set-cookie|x-api-key|api-key|x-goog-api-key)$"
-    r"|token|secret|password|api[-_]?key|session",
-    re.IGNORECASE,
-)
 BODY_CAP_BYTES = 64 * 1024
 
 
-def redact_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
-    """Headers as a dict (repeated names joined with ', '), secret values replaced."""
-    out: dict[str, str] = {}
-    for name, value in headers:
-        value = REDACTED if SECRET_HEADERS.search(name) else value
-        out[name.lower()] = f"{out[name.lower()]}, {value}" if name.lower() in out else value
-    return out
+def redact_headers(headers: Iterable[tuple[str, str]], redactor: Redactor = DEFAULT) -> dict[str, str]:
+    """Headers as a dict (repeated names joined with ', '), secret values replaced (Redactor.headers)."""
+    return redactor.headers(headers)
 
 
 class BodyCapture:
@@ -80,10 +70,11 @@ class JournalEntry:
     complete: bool = False  # False while the response is still on its way (e.g. a long stream)
     capture: BodyCapture | None = field(default=None, repr=False, compare=False)
     coverage: Coverage | None = field(default=None, repr=False, compare=False)
+    redactor: Redactor | None = field(default=None, repr=False, compare=False)  # set by Journal.add
 
     def to_json(self) -> dict[str, Any]:
-        """The entry as JSON (the entry is left as it is); for a response still streaming, the body
-        received so far; the fault with whether it applied (see flakeproxy.wire.coverage)."""
+        """The entry as JSON, secrets redacted (the entry is left as it is); for a response still streaming,
+        the body received so far; the fault with whether it applied (see flakeproxy.wire.coverage)."""
         data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _LIVE}
         if self.capture is not None:
             data["response_body"] = self.capture.text()
@@ -91,18 +82,19 @@ class JournalEntry:
             data["body_truncated"] = self.capture.truncated
         if self.fault is not None:
             data["fault"] = {**self.fault, **(self.coverage.record() if self.coverage else _NO_COVERAGE)}
-        return data
+        return (self.redactor or DEFAULT).entry(data)
 
 
-_LIVE = {"capture", "coverage"}  # objects the proxy updates while the flow goes on; read at serialization
+_LIVE = {"capture", "coverage", "redactor"}  # objects the proxy updates while the flow goes on; read at serialization
 _NO_COVERAGE = {"applied": False, "effect": None, "not_applied_reason": None}
 
 
 class Journal:
     """Entries in arrival order, bounded: the oldest go first once max_entries is reached."""
 
-    def __init__(self, max_entries: int = 10_000) -> None:
+    def __init__(self, max_entries: int = 10_000, redactor: Redactor | None = None) -> None:
         self.max_entries = max_entries
+        self.redactor = redactor or DEFAULT  # the config's: Redactor(config.redact)
         self.entries: list[JournalEntry] = []
         self.dropped = 0
         self._seq = 0
@@ -112,6 +104,7 @@ class Journal:
         return self._seq
 
     def add(self, entry: JournalEntry) -> None:
+        entry.redactor = entry.redactor or self.redactor
         self.entries.append(entry)
         if len(self.entries) > self.max_entries:
             excess = len(self.entries) - self.max_entries

@@ -19,6 +19,7 @@ from flakeproxy.contract import has_reset, plan_contract
 from flakeproxy.coverage import coverage, describe, scenario_coverage
 from flakeproxy.judging import Context, judge_scenario
 from flakeproxy.plan import STATEFUL_WARNING, Plan, plan_episodes
+from flakeproxy.redact import Redactor
 from flakeproxy.results import Episode, RunResult
 from flakeproxy.runner.agents import make_agent
 from flakeproxy.runner.agents.python import PythonAdapter
@@ -78,7 +79,7 @@ class ContractRun:
         if proxy.admin_url is None:  # local runs start the http_mock services; a sidecar's run elsewhere
             for name, service in self.config.services.items():
                 if isinstance(service, HttpMockService):
-                    self.mocks.append(mock := MockService(name, service))
+                    self.mocks.append(mock := MockService(name, service, Redactor(self.config.redact)))
                     await mock.start()
         if proxy.admin_url is None and not proxy.listeners and not proxy.forward:
             return  # nothing on the wire to break (a python agent with wrapped tools)

@@ -13,6 +13,7 @@ from typing import Any
 from flakeproxy.config import FlakeproxyConfig
 from flakeproxy.config.settings import HttpMockService
 from flakeproxy.judging import Context, judge_episode, judges
+from flakeproxy.redact import Redactor
 from flakeproxy.results import Episode
 from flakeproxy.runner.agents.base import Agent
 from flakeproxy.runner.agents.python import PythonAdapter, import_object
@@ -59,13 +60,14 @@ class EpisodeRunner:
         for mock in self._mocks():
             recorded = await mock_call(mock, "requests")
             journal += recorded if self.sequential else [r for r in recorded if r.get("cell") == cell]
+        redactor = Redactor(self.config.redact)  # everything an episode collects, the python agent's too
         done = episode.model_copy(
             update={
                 "cell_id": cell,
                 "answer": reply.text[:20000] if reply.text is not None else None,
                 "latency_ms": round(reply.latency_ms, 1),
                 "error": reply.error,
-                "journal": journal,
+                "journal": [redactor.entry(e) for e in journal],
             }
         )
         return await self._judge_state(done)

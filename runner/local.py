@@ -1,4 +1,11 @@
-"""Start `flakeproxy proxy` as a child process for a local run, and notice if it dies."""
+"""Start `flakeproxy proxy` as a child process for a local run, and notice if it dies.
+
+The child must import the very flakeproxy package this runner runs from. `python -m flakeproxy` would put
+the working directory first on sys.path, and from a clone's root the source folder `flakeproxy/` (which
+lacks addons/ and runner/, mapped under it only at install) would shadow the installed package. So the
+child runs with `-P` (no working directory or script folder on sys.path) and checks, before anything
+else, that the package it found is ours; otherwise it says which two it saw and exits.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +14,28 @@ import contextlib
 import os
 import signal
 import sys
+from pathlib import Path
 
+import flakeproxy
 from flakeproxy.errors import InfrastructureError
+
+# Run as `python -P -c CHILD <our package folder> proxy -c CONFIG`.
+CHILD = (
+    "import os, sys\n"
+    "import flakeproxy\n"
+    "want, found = sys.argv[1], os.path.dirname(os.path.realpath(flakeproxy.__file__))\n"
+    "if found != want:\n"
+    "    sys.exit(f'error: the proxy would import flakeproxy from {found}, not from {want} where this run'\n"
+    "             ' started; unset PYTHONPATH or reinstall flakeproxy into this environment')\n"
+    "from flakeproxy.cli.main import main\n"
+    "main(sys.argv[2:])\n"
+)
+
+
+def proxy_command(config_path: str) -> list[str]:
+    """The child's command line: this interpreter, isolated from the working directory, our package."""
+    package = str(Path(flakeproxy.__file__).resolve().parent)
+    return [sys.executable, "-P", "-c", CHILD, package, "proxy", "-c", config_path]
 
 
 class LocalProxy:
@@ -18,12 +45,7 @@ class LocalProxy:
 
     async def start(self) -> None:
         self.process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "flakeproxy",
-            "proxy",
-            "-c",
-            self.config_path,
+            *proxy_command(self.config_path),
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,

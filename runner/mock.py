@@ -1,6 +1,7 @@
 """A small recording HTTP mock (`services: {name: {type: http_mock, ...}}`), for endpoints that do not
 exist in staging. It answers from its routes and records every request; http_mock_assertions on the
-service read the recordings (GET /_flakeproxy/requests; POST /_flakeproxy/reset clears them)."""
+service read the recordings (GET /_flakeproxy/requests; POST /_flakeproxy/reset clears them). Recordings
+are redacted as the journal is (flakeproxy.redact): secret headers, query parameters and body fields."""
 
 from __future__ import annotations
 
@@ -14,15 +15,16 @@ from aiohttp import web
 from flakeproxy.config.proxy import split_host_port
 from flakeproxy.config.settings import HttpMockService
 from flakeproxy.errors import InfrastructureError
-from flakeproxy.journal import redact_headers
+from flakeproxy.redact import DEFAULT, Redactor
 from flakeproxy.wire.call import CELL_HEADER
 
 PREFIX = "/_flakeproxy"
 
 
 class MockService:
-    def __init__(self, name: str, config: HttpMockService) -> None:
+    def __init__(self, name: str, config: HttpMockService, redactor: Redactor | None = None) -> None:
         self.name, self.config = name, config
+        self.redactor = redactor or DEFAULT  # the config's: Redactor(config.redact)
         self.recorded: list[dict[str, Any]] = []
         self.runner: web.AppRunner | None = None
 
@@ -34,18 +36,17 @@ class MockService:
             return web.json_response({"ok": True})
         body = await request.read()
         if self.config.record:
-            self.recorded.append(
-                {
-                    "cell": request.headers.get(CELL_HEADER),
-                    "targets": [self.name],
-                    "method": request.method,
-                    "url": str(request.url),
-                    "started_at": time.time(),
-                    "request_headers": redact_headers(request.headers.items()),
-                    "request_body": body.decode(errors="replace"),
-                    "fault": None,
-                }
-            )
+            recording = {
+                "cell": request.headers.get(CELL_HEADER),
+                "targets": [self.name],
+                "method": request.method,
+                "url": str(request.url),
+                "started_at": time.time(),
+                "request_headers": self.redactor.headers(request.headers.items()),
+                "request_body": body.decode(errors="replace"),
+                "fault": None,
+            }
+            self.recorded.append(self.redactor.entry(recording))
         for route in self.config.routes:
             if route.method == request.method and fnmatch.fnmatchcase(request.path, route.path):
                 return web.Response(status=route.status, text=route.body, headers=route.headers)

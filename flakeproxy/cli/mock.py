@@ -11,6 +11,7 @@ from flakeproxy.cli.options import config_option
 from flakeproxy.config import load_config
 from flakeproxy.config.settings import HttpMockService
 from flakeproxy.errors import ConfigError
+from flakeproxy.redact import Redactor
 
 
 @click.command()
@@ -30,7 +31,7 @@ def mock(config_path: str, names: tuple[str, ...]) -> None:
         )
 
     async def serve() -> None:
-        running = [MockService(n, s) for n, s in mocks.items() if not names or n in names]
+        running = [MockService(n, s, Redactor(config.redact)) for n, s in mocks.items() if not names or n in names]
         for m in running:
             await m.start()
         click.echo("flakeproxy mock ready: " + ", ".join(f"{m.name} http://{m.config.listen}" for m in running))

@@ -29,6 +29,11 @@ class FlakeproxyConfig(StrictModel):
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
     services: dict[str, Service] = Field(default_factory=dict)
     judge: JudgeConfig | None = None
+    redact: list[str] = Field(
+        default_factory=list,
+        description="Extra header, query parameter and body field names (case-insensitive) whose values are "
+        "replaced by [redacted] in the journal, mock recordings and results, beyond the built-in secret names.",
+    )
 
     @property
     def matrix(self) -> list[Scenario]:

@@ -1,5 +1,7 @@
 """An agent behind HTTP: the template filled JSON-safely, the answer found by response_path,
-SSE and NDJSON answers assembled, a non-2xx answer an agent error with status and excerpt."""
+SSE and NDJSON answers assembled, a non-2xx answer an agent error with status and excerpt. An agent
+that cannot be reached stops the run (infrastructure); one that drops the connection after the request
+was sent is that cell's agent error."""
 
 from __future__ import annotations
 
@@ -103,8 +105,12 @@ class HttpAdapter:
                 return self._answer(raw, kind, ms)
         except TimeoutError:
             return Reply(None, (time.monotonic() - start) * 1000, f"agent timed out after {self.config.timeout_ms} ms")
-        except aiohttp.ClientConnectionError as e:
+        except aiohttp.ClientConnectorError as e:
+            # nothing accepted the connection: the agent is not there, the run cannot go on
             raise InfrastructureError(f"agent {self.config.endpoint} unreachable: {e}") from e
+        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as e:
+            # connected and sent, then the agent hung up, reset or cut its answer: this cell's agent error
+            return Reply(None, (time.monotonic() - start) * 1000, f"agent closed the connection mid-request: {e}")
         except aiohttp.ClientError as e:
             return Reply(None, (time.monotonic() - start) * 1000, f"agent request failed: {e}")
 

@@ -1,7 +1,7 @@
 """Serve one piece of the demo world on its own, for the docker compose example:
 
-  python -m flakeproxy.runner.demo.serve upstream --port 9100
-  python -m flakeproxy.runner.demo.serve agent --kind careful --port 8000 \\
+  flakeproxy-demo-serve upstream --port 9100
+  flakeproxy-demo-serve agent --kind careful --port 8000 \\
       --llm http://flakeproxy:8701 --tools http://flakeproxy:8702 --mcp http://flakeproxy:8703
 """
 
@@ -16,7 +16,7 @@ from flakeproxy.runner.demo.services import upstream_app
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m flakeproxy.runner.demo.serve", description=__doc__)
+    parser = argparse.ArgumentParser(prog="flakeproxy-demo-serve", description=__doc__)
     parser.add_argument("what", choices=["upstream", "agent"])
     parser.add_argument("--host", default="0.0.0.0")
     parser.add_argument("--port", type=int, required=True)
