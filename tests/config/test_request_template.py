@@ -45,7 +45,7 @@ def test_string_templates_are_parsed_once(template: Any, parsed: Any) -> None:
     ("template", "message"),
     [
         ('{"message": {prompt}}', r"looks like JSON but does not parse \(Expecting property name .* column 14\)"),
-        ("{'message': '{prompt}'}", r"does not parse .*; use double quotes, put the placeholder in quotes"),
+        ("{'message': '{prompt}'}", r"looks like JSON but does not parse .*, put the placeholder in quotes"),
         ('{"message": "hi"}', r"request_template never uses \{prompt\}"),
     ],
 )
