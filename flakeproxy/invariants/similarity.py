@@ -10,7 +10,8 @@ from flakeproxy.verdict import Observation, Verdict, check
 
 
 class Similarity(Invariant):
-    """The answer means what expected means (cosine of embeddings, or the lexical fallback)."""
+    """The answer is close to expected, judged lexically (word and character-trigram cosine; flakeproxy ships no
+    embedding model). Differing numbers or negations count as a mismatch (the score is halved, below 0.5)."""
 
     type: Literal["similarity"]
     expected: str = Field(min_length=1)

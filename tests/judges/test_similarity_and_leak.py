@@ -1,15 +1,49 @@
 from __future__ import annotations
 
+import pytest
+
 from flakeproxy.judges.leak import read_leak
-from flakeproxy.judges.similarity import similarity
+from flakeproxy.judges.similarity import METHOD, similarity
+
+BASE = "AAPL trades at $189.50 according to the exchange feed."
 
 
 def test_similarity_orders_sensibly() -> None:
-    base = "AAPL trades at $189.50 according to the exchange feed."
-    close = similarity(base, "According to the exchange feed, AAPL trades at $189.50.")
-    far = similarity(base, "I cannot retrieve market data right now.")
-    assert similarity(base, base) == 1.0
+    close = similarity(BASE, "According to the exchange feed, AAPL trades at $189.50.")
+    far = similarity(BASE, "I cannot retrieve market data right now.")
+    assert similarity(BASE, BASE) == 1.0
     assert close > 0.75 > far
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("AAPL closed at $189.84 today.", "AAPL closed at $981.48 today."),  # digits swapped: 0.76 lexically
+        ("Your loan is approved.", "Your loan is not approved."),  # 0.78 lexically
+        ("approved", "not approved"),
+        ("The order was filled at 1,250 shares.", "The order was filled at 1,520 shares."),
+        ("The transfer went through.", "The transfer never went through."),
+        ("AAPL rose 1.2% to $189.50.", "AAPL rose to $189.50."),  # a figure dropped
+    ],
+)
+def test_differing_numbers_or_negations_are_a_mismatch(a: str, b: str) -> None:
+    assert similarity(a, b) < 0.5
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("AAPL trades at $1,000.00 today.", "Today AAPL trades at $1000."),  # the same figure, written otherwise
+        ("I cannot do that.", "I can't do that."),  # the same polarity
+        ("It is not approved.", "It was not approved."),
+    ],
+)
+def test_same_numbers_and_polarity_are_not_penalized(a: str, b: str) -> None:
+    assert similarity(a, b) > 0.6
+
+
+def test_the_method_says_lexical() -> None:
+    assert METHOD.startswith("lexical")
 
 
 def test_leak_by_canary_and_overlap() -> None:
