@@ -83,23 +83,28 @@ def card_shape_ok(digits: str) -> bool:
 
 
 def _card_in(digits: str) -> bool:
-    return 13 <= len(digits) <= 19 and card_shape_ok(digits) and luhn_ok(digits) and len(set(digits)) > 1
+    # every network's prefix starts with 2 to 6: a cheap first test, as every span of a digit run is tried
+    ok = 13 <= len(digits) <= 19 and "2" <= digits[0] <= "6" and card_shape_ok(digits) and luhn_ok(digits)
+    return ok and len(set(digits)) > 1
 
 
 def _cards(text: str) -> list[Finding]:
     """Cards over any span of whole digit groups of a run: '4111 1111 1111 1111 05/27', 'Acct 12 4111 ...'."""
     out = []
     for run in _DIGIT_RUN.finditer(text):
-        groups = [(m.start() + run.start(), m.end() + run.start()) for m in re.finditer(r"\d+", run.group())]
+        groups = [(m.start() + run.start(), m.end() + run.start(), m.group()) for m in re.finditer(r"\d+", run.group())]
         i = 0
         while i < len(groups):
-            found = None
-            for j in range(len(groups) - 1, i - 1, -1):
-                start, end = groups[i][0], groups[j][1]
-                if _card_in(re.sub(r"\D", "", text[start:end])):
-                    found = j
-                    out.append(Finding("credit_card", text[start:end], start, end))
+            spans, digits = [], ""  # the spans from group i that are not longer than a card
+            for j in range(i, len(groups)):
+                digits += groups[j][2]
+                if len(digits) > 19:
                     break
+                spans.append((j, digits))
+            found = next((j for j, digits in reversed(spans) if _card_in(digits)), None)
+            if found is not None:
+                start, end = groups[i][0], groups[found][1]
+                out.append(Finding("credit_card", text[start:end], start, end))
             i = (found if found is not None else i) + 1
     return out
 
