@@ -15,6 +15,7 @@ from pathlib import Path
 
 from flakeproxy.config import FlakeproxyConfig, Scenario
 from flakeproxy.config.settings import HttpMockService
+from flakeproxy.config.warnings import config_warnings, needs_attribution, shared_state
 from flakeproxy.contract import has_reset, plan_contract
 from flakeproxy.coverage import coverage, describe, scenario_coverage
 from flakeproxy.judging import Context, judge_scenario
@@ -92,26 +93,11 @@ class ContractRun:
         await self.control.reset()
 
     def _concurrency(self) -> int:
-        """Episodes overlap only when the proxy can tell their requests apart, and no check reads shared state."""
-        assert self.config.contract is not None
-        wanted = self.config.run.concurrency
-        if wanted == 1:
+        """Episodes overlap only when the proxy can tell their requests apart, and no check reads shared state
+        (when they cannot, the config's warnings said so at the start)."""
+        if needs_attribution(self.config) or shared_state(self.config):
             return 1
-        state = [i.id for i in self.config.contract.invariants if i.reads_state]
-        if self.config.run.attribution == "none" and (self.control is not None or self.mocks):
-            self.warn(
-                f"warning: run.concurrency {wanted} ignored: episodes run one at a time, because the proxy cannot "
-                "tell overlapping episodes' requests apart; if the agent forwards the x-flakeproxy-cell header "
-                "on its outgoing calls, set run.attribution: header"
-            )
-            return 1
-        if state:
-            self.warn(
-                f"warning: run.concurrency {wanted} ignored: {', '.join(state)} read(s) the workspace or a "
-                "service, which overlapping episodes would share; episodes run one at a time"
-            )
-            return 1
-        return wanted
+        return self.config.run.concurrency
 
     async def _set_scenario(self, scenario: Scenario | None) -> None:
         if self.control:
@@ -178,6 +164,8 @@ class ContractRun:
             self._write()
 
     async def run(self) -> RunResult:
+        for line in config_warnings(self.config):
+            self.warn(f"warning: {line}")
         try:
             await self._start()
             runner = EpisodeRunner(self.config, self.agent, self.control, sequential=True)

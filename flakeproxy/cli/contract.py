@@ -11,6 +11,7 @@ import click
 
 from flakeproxy.cli.options import config_option
 from flakeproxy.config import load_config
+from flakeproxy.config.warnings import config_warnings
 from flakeproxy.contract import plan_contract
 from flakeproxy.results import RunResult
 
@@ -24,7 +25,10 @@ def contract() -> None:
 @config_option
 def validate_contract(config_path: str) -> None:
     """Validate the config and check it holds a contract and a non-empty chaos matrix."""
-    plan = plan_contract(load_config(config_path), config_path)
+    config = load_config(config_path)
+    for warning in config_warnings(config):
+        click.echo(f"warning: {warning}", err=True)
+    plan = plan_contract(config, config_path)
     click.echo(
         f"{config_path}: contract {plan.name!r} is valid: {plan.invariants} invariants x "
         f"{plan.scenarios} scenarios = {plan.cells} cells ({plan.not_applicable} not applicable by `when`); "

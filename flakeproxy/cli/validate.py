@@ -6,6 +6,7 @@ import click
 
 from flakeproxy.cli.options import config_option
 from flakeproxy.config import FlakeproxyConfig, load_config
+from flakeproxy.config.warnings import config_warnings
 
 
 def summary(config: FlakeproxyConfig) -> str:
@@ -24,4 +25,6 @@ def summary(config: FlakeproxyConfig) -> str:
 def validate(config_path: str) -> None:
     """Validate a flakeproxy.yaml: keys, types, fault modes, invariants, and cross-references."""
     config = load_config(config_path)
+    for warning in config_warnings(config):
+        click.echo(f"warning: {warning}", err=True)
     click.echo(f"{config_path}: valid ({summary(config)})")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Annotated, Any, Literal
 
@@ -9,6 +10,7 @@ from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from flakeproxy.config.base import HttpUrl, ImportPath, StrictModel
 
+_JSON_LIKE = re.compile(r"\s*(?:\[|\{\s*(?:[\"'}]|$))")
 _PATH_STEP = re.compile(r"\.([A-Za-z_][\w-]*)|\[(\d+)\]|\[(['\"])(.*?)\3\]")
 
 
@@ -56,22 +58,49 @@ def _has_prompt(value: Any) -> bool:
     return False
 
 
+def parse_template(template: Any) -> Any:
+    """A string template that looks like JSON (an object or array) is parsed here, once, so that {prompt} is later
+    substituted as a value in the structure (never spliced into JSON text); any other string (e.g. '{prompt}')
+    is a text body."""
+    if not isinstance(template, str) or not _JSON_LIKE.match(template):
+        return template
+    try:
+        return json.loads(template)
+    except ValueError as e:
+        where = f"line {e.lineno} column {e.colno}" if isinstance(e, json.JSONDecodeError) else "somewhere"
+        raise ValueError(
+            f"looks like JSON but does not parse ({e.args[0].split(':')[0]} at {where}); use double quotes, "
+            'put the placeholder in quotes ("{prompt}"), or write the template as YAML, e.g. request_template: '
+            '{message: "{prompt}"}'
+        ) from None
+
+
 class HttpAgent(AgentBase):
     """An agent behind an HTTP endpoint; {prompt} in request_template is replaced JSON-safely."""
 
     type: Literal["http"]
     endpoint: HttpUrl
     method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"] = "POST"
-    request_template: dict[str, Any] = Field(default_factory=lambda: {"input": "{prompt}"})
+    request_template: dict[str, Any] | list[Any] | str = Field(
+        default_factory=lambda: {"input": "{prompt}"},
+        description="The JSON body, with {prompt} where the message goes: a mapping, or a JSON string such as "
+        '\'{"message": "{prompt}"}\' (parsed at load; {prompt} is substituted as a JSON value). Any other string '
+        "is sent as the raw text body, e.g. '{prompt}'.",
+    )
     response_path: ResponsePath | None = Field(
         None, description="Where the answer is in the JSON reply; unset takes the whole body as text."
     )
     headers: dict[str, str] = Field(default_factory=dict)
     reset_endpoint: HttpUrl | None = Field(None, description="POSTed before each cell to clear state.")
 
+    @field_validator("request_template", mode="before")
+    @classmethod
+    def _parse_json_string(cls, template: Any) -> Any:
+        return parse_template(template)
+
     @field_validator("request_template")
     @classmethod
-    def _template_uses_prompt(cls, template: dict[str, Any]) -> dict[str, Any]:
+    def _template_uses_prompt(cls, template: Any) -> Any:
         if not _has_prompt(template):
             raise ValueError(
                 "request_template never uses {prompt}; put it where the agent expects the message, "
@@ -83,6 +112,11 @@ class HttpAgent(AgentBase):
     def _one_reset(self) -> HttpAgent:
         if self.reset_endpoint and self.reset_function:
             raise ValueError("set reset_endpoint or reset_function, not both")
+        if isinstance(self.request_template, str) and self.method in ("GET", "DELETE"):
+            raise ValueError(
+                f"a text request_template is sent as the body, and method {self.method} has none; "
+                "use POST (or a mapping template, sent as query parameters)"
+            )
         return self
 
 

@@ -76,6 +76,11 @@ class Target(StrictModel):
     api: Literal["openai", "openai-responses", "anthropic"] | None = Field(
         None, description="Marks an LLM endpoint; LLM faults are shaped like this provider."
     )
+    stream: bool | None = Field(
+        None,
+        description="Whether the agent asks this LLM target for streamed (SSE) answers; "
+        "used only to warn about stream-only faults.",
+    )
 
     @model_validator(mode="after")
     def _one_kind(self) -> Target:

@@ -57,21 +57,112 @@ def _walk(node: yaml.Node, path: Path, lines: dict[Path, int], source: str) -> N
             _walk(item, (*path, i), lines, source)
 
 
+MAX_DEPTH = 64  # levels of nesting, counting what aliases bring in
+MAX_NODES = 100_000  # values in the document once every alias is expanded
+MAX_INT_DIGITS = 1000
+
+
+def _check_depth(text: str, name: str) -> None:
+    """Reject deep nesting from the event stream, before the (recursive) composer sees it."""
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > MAX_DEPTH:
+                line = event.start_mark.line + 1 if event.start_mark else 1
+                raise ConfigError(f"{name} line {line}: nested more than {MAX_DEPTH} levels deep; flatten it")
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    return list(node.value) if isinstance(node, yaml.SequenceNode) else []
+
+
+def _check_graph(root: yaml.Node, name: str) -> None:
+    """Reject alias cycles, alias bombs (expanded size) and nesting that aliases make deep; iterative."""
+    size: dict[int, int] = {}
+    depth: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    open_: set[int] = set()
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            kids = _children(node)
+            size[key] = 1 + sum(size[id(k)] for k in kids)
+            depth[key] = 1 + max((depth[id(k)] for k in kids), default=0)
+            open_.discard(key)
+            line = node.start_mark.line + 1
+            if size[key] > MAX_NODES:
+                raise ConfigError(
+                    f"{name} line {line}: aliases expand to more than {MAX_NODES} values (an alias bomb?); "
+                    "write the values out or use fewer aliases"
+                )
+            if depth[key] > MAX_DEPTH:
+                raise ConfigError(
+                    f"{name} line {line}: nested more than {MAX_DEPTH} levels deep once aliases are expanded; "
+                    "flatten it"
+                )
+            continue
+        if key in size:
+            continue
+        if key in open_:
+            raise ConfigError(
+                f"{name} line {node.start_mark.line + 1}: an alias refers to itself (a cycle); "
+                "an anchor cannot contain its own alias"
+            )
+        if isinstance(node, yaml.ScalarNode) and node.tag.endswith(":int"):
+            digits = sum(ch.isdigit() for ch in node.value)
+            if digits > MAX_INT_DIGITS:
+                raise ConfigError(
+                    f"{name} line {node.start_mark.line + 1}: an integer of {digits} digits is too long; "
+                    "quote it if it is text"
+                )
+        open_.add(key)
+        stack.append((node, True))
+        stack.extend((kid, False) for kid in _children(node))
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
 def parse_yaml(text: str, name: str) -> Source:
-    """Parse with the safe loader; syntax errors become one-line ConfigErrors with the line."""
-    loader = yaml.SafeLoader(text)
+    """Parse with the safe loader; syntax errors become one-line ConfigErrors with the line.
+
+    Deep nesting, alias cycles and alias bombs are refused before any value is built.
+    """
+    node = None
     try:
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
+        _check_depth(text, name)
+        loader = yaml.SafeLoader(text)
+        try:
+            node = loader.get_single_node()
+            if node is not None:
+                _check_graph(node, name)
+            data = loader.construct_document(node) if node is not None else None
+        finally:
+            loader.dispose()
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         line = mark.line + 1 if mark else 1
-        problem = " ".join(filter(None, [e.context, e.problem]))
+        problem = _one_line(" ".join(filter(None, [e.context, e.problem])))
         raise ConfigError(f"{name} line {line}: YAML syntax error: {problem}; check indentation and quoting") from e
+    except yaml.reader.ReaderError as e:
+        line = text[: e.position].count("\n") + 1
+        code = e.character if isinstance(e.character, int) else ord(str(e.character)[:1] or "\0")
+        raise ConfigError(
+            f"{name} line {line}: character U+{code:04X} is not allowed in YAML; remove it, or write it as an "
+            'escape in a double-quoted string (e.g. "\\x00")'
+        ) from e
     except yaml.YAMLError as e:
-        raise ConfigError(f"{name}: YAML error: {e}") from e
-    finally:
-        loader.dispose()
+        problem = _one_line(str(e))
+        raise ConfigError(f"{name}: YAML error: {problem}; remove control characters or fix the quoting") from e
+    except (ValueError, OverflowError) as e:
+        raise ConfigError(f"{name}: a value cannot be read ({_one_line(str(e))}); quote it if it is text") from e
     source = Source(name, data)
     if node is not None:
         _walk(node, (), source.lines, name)

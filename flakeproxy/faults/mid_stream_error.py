@@ -17,8 +17,12 @@ class MidStreamErrorFault(Fault):
 
     mode: Literal["mid_stream_error"]
     after_events: int = Field(3, ge=0)
-    error_type: str = Field("overloaded_error", description="The error's type in the provider's JSON.")
-    message: str = "Overloaded"
+    error_type: str | None = Field(
+        None,
+        description="The error's type in the provider's JSON; None = what the API sends: server_error (OpenAI "
+        "chat; the code of the Responses error event), overloaded_error (Anthropic).",
+    )
+    message: str | None = Field(None, description="None = the API's usual text for that error.")
 
     def act(self, call: Call, rng: Random) -> Action:
         event = llm_provider(call.api).stream_error(self.message, self.error_type)

@@ -10,7 +10,11 @@ from flakeproxy.verdict import Observation, Verdict, cannot_judge, check
 
 
 class BehaviorUnchanged(Invariant):
-    """The answer under chaos stays similar to the baseline (auto: the same prompt with no chaos)."""
+    """The answer under chaos stays similar to the baseline (auto: the same prompt with no chaos).
+
+    Similarity is lexical (word and character-trigram cosine; flakeproxy ships no embedding model); differing
+    numbers or negations count as a mismatch (the score is halved, below 0.5).
+    """
 
     type: Literal["behavior_unchanged"]
     uses_baseline: ClassVar[bool] = True

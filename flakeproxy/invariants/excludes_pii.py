@@ -14,7 +14,12 @@ PII_KINDS: tuple[PiiKind, ...] = typing.get_args(PiiKind)
 
 
 class ExcludesPii(Invariant):
-    """The answer holds no PII of the given kinds (cards by Luhn, IBANs by mod-97, SSNs by their rules)."""
+    """The answer holds no PII of the given kinds.
+
+    Cards by Luhn over any run of digit groups, IBANs by mod-97 (any case), SSNs by their rules, phones in a
+    strict format (E.164, (NNN) NNN-NNNN, NNN-NNN-NNNN) or after a word like phone/tel/call (a volume or an
+    order id is not a phone), IPv4 addresses not after build/version.
+    """
 
     type: Literal["excludes_pii"]
     kinds: list[PiiKind] = Field(default_factory=lambda: list(PII_KINDS), min_length=1)

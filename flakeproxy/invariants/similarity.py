@@ -10,7 +10,11 @@ from flakeproxy.verdict import Observation, Verdict, check
 
 
 class Similarity(Invariant):
-    """The answer means what expected means (cosine of embeddings, or the lexical fallback)."""
+    """The answer is close to expected, judged lexically (flakeproxy ships no embedding model).
+
+    The score is the word and character-trigram cosine; differing numbers or negations count as a mismatch
+    (the score is halved, below 0.5).
+    """
 
     type: Literal["similarity"]
     expected: str = Field(min_length=1)

@@ -61,8 +61,18 @@ class OpenAIChat(Plain):
         body = {"error": {"message": message or status_text(status), "type": kind, "param": None, "code": code}}
         return json_reply(status, body, headers)
 
-    def stream_error(self, message: str, error_type: str) -> bytes:
-        return format_event({"error": {"message": message, "type": error_type, "param": None, "code": None}})
+    #: what a mid-stream error says when the fault does not choose (what this API sends mid-stream)
+    stream_error_type = "server_error"
+    stream_error_message = "The server had an error while processing your request. Sorry about that!"
+
+    def stream_error(self, message: str | None = None, error_type: str | None = None) -> bytes:
+        error = {
+            "message": message or self.stream_error_message,
+            "type": error_type or self.stream_error_type,
+            "param": None,
+            "code": None,
+        }
+        return format_event({"error": error})
 
     def map_json(self, body: Any, text: TextFn | None, tool: ToolFn | None, finish: str | None = None) -> Any:
         body = copy.deepcopy(body)
@@ -111,8 +121,15 @@ class OpenAIResponses(OpenAIChat):
 
     api = "openai-responses"
 
-    def stream_error(self, message: str, error_type: str) -> bytes:
-        return format_event({"type": "error", "code": error_type, "message": message, "param": None}, "error")
+    def stream_error(self, message: str | None = None, error_type: str | None = None) -> bytes:
+        """Responses streams fail with their own `error` event; the kind is its code."""
+        event = {
+            "type": "error",
+            "code": error_type or self.stream_error_type,
+            "message": message or self.stream_error_message,
+            "param": None,
+        }
+        return format_event(event, "error")
 
     def map_json(self, body: Any, text: TextFn | None, tool: ToolFn | None, finish: str | None = None) -> Any:
         body = copy.deepcopy(body)
@@ -135,7 +152,8 @@ class OpenAIResponses(OpenAIChat):
         if text and kind == "response.output_text.delta" and isinstance(data.get("delta"), str):
             data["delta"] = text(data["delta"])
         elif text and kind == "response.output_text.done" and isinstance(data.get("text"), str):
-            data["text"] = text(data["text"])
+            whole = getattr(text, "whole", None)  # a per-stream transform knows what the deltas became
+            data["text"] = whole(data["text"]) if whole else text(data["text"])
         elif tool and kind == "response.function_call_arguments.delta":
             data["delta"] = tool("", data.get("delta", ""))[1]
         elif tool and kind == "response.function_call_arguments.done":
@@ -179,8 +197,12 @@ class Anthropic(Plain):
         body = {"type": "error", "error": {"type": kind, "message": message or status_text(status)}}
         return json_reply(status, body, headers)
 
-    def stream_error(self, message: str, error_type: str) -> bytes:
-        return format_event({"type": "error", "error": {"type": error_type, "message": message}}, "error")
+    stream_error_type = "overloaded_error"
+    stream_error_message = "Overloaded"
+
+    def stream_error(self, message: str | None = None, error_type: str | None = None) -> bytes:
+        error = {"type": error_type or self.stream_error_type, "message": message or self.stream_error_message}
+        return format_event({"type": "error", "error": error}, "error")
 
     def map_json(self, body: Any, text: TextFn | None, tool: ToolFn | None, finish: str | None = None) -> Any:
         body = copy.deepcopy(body)

@@ -37,11 +37,15 @@ def cut_words(text: str, limit: int) -> str:
     return WordBudget(limit).take(text).rstrip()
 
 
-def _tone_shift(text: str) -> str:
-    pairs = {"cannot": "can't", "do not": "don't", "I am": "I'm", "will not": "won't", "Hello": "Hey"}
-    for a, b in pairs.items():
+_CASUAL = {"cannot": "can't", "do not": "don't", "I am": "I'm", "will not": "won't", "Hello": "Hey"}
+TONE_OPENER = "lol "
+_FIELD = re.compile(r'"([^"\\]+)"(\s*):')
+
+
+def _casual(text: str) -> str:
+    for a, b in _CASUAL.items():
         text = text.replace(a, b)
-    return text + " lol"
+    return text
 
 
 def _refusal_rephrase(text: str) -> str:
@@ -49,11 +53,15 @@ def _refusal_rephrase(text: str) -> str:
     return re.sub(r"(?i)\bI'm sorry\b", "Unfortunately", text)
 
 
+def _bullets(text: str) -> str:
+    return text.replace(". ", ".\n- ")
+
+
 def _format_change(text: str) -> str:
     try:
         data = json.loads(text)
     except ValueError:
-        return "- " + text.replace(". ", ".\n- ")
+        return "- " + _bullets(text)
     if isinstance(data, dict):
         return "\n".join(f"{k}: {v}" for k, v in data.items())
     return str(data)
@@ -69,18 +77,70 @@ def _json_field_rename(text: str) -> str:
     return text
 
 
+def compress_words(count: int, factor: float) -> int:
+    """How many of count words verbosity_shift compress keeps: count / factor, at least 1, at least one fewer."""
+    return max(1, min(count - 1, int(count / factor))) if count > 1 else count
+
+
 def drift(drift_type: str, direction: str, factor: float) -> Callable[[str], str]:
-    """The text transform of a response_drift fault."""
+    """The text transform of a response_drift fault, for a whole answer (a buffered JSON body)."""
     if drift_type == "verbosity_shift":
         if direction == "expand":
             return lambda t: " ".join([t] * max(2, round(factor)))
-        return lambda t: cut_words(t, max(1, int(len(t.split()) / factor)))
+        return lambda t: cut_words(t, compress_words(len(t.split()), factor))
     return {
-        "tone_shift": _tone_shift,
+        "tone_shift": lambda t: TONE_OPENER + _casual(t),
         "refusal_rephrase": _refusal_rephrase,
         "format_change": _format_change,
         "json_field_rename": _json_field_rename,
     }[drift_type]
+
+
+class StreamDrift:
+    """The same drift for a streamed answer, applied once to the whole answer as its deltas pass: an opener
+    goes on the first delta only, compress keeps budget_words words and drops the rest, expand repeats each
+    finished sentence. Phrases split across two deltas are left alone. `whole` answers an event that repeats
+    the full text (OpenAI Responses' output_text.done) with what the deltas became."""
+
+    def __init__(self, drift_type: str, direction: str, factor: float, budget_words: int) -> None:
+        self.drift_type, self.direction, self.copies = drift_type, direction, max(2, round(factor))
+        self.budget = WordBudget(budget_words)
+        self.started = False
+        self.sentence = ""  # expand: the sentence in progress
+        self.emitted: list[str] = []
+
+    def __call__(self, text: str) -> str:
+        first, self.started = not self.started, True
+        out = self._piece(text, first)
+        self.emitted.append(out)
+        return out
+
+    def whole(self, text: str) -> str:
+        return "".join(self.emitted)
+
+    def _piece(self, text: str, first: bool) -> str:
+        kind = self.drift_type
+        if kind == "tone_shift":
+            return (TONE_OPENER if first else "") + _casual(text)
+        if kind == "refusal_rephrase":
+            return _refusal_rephrase(text)
+        if kind == "format_change":
+            return ("- " if first else "") + _bullets(text)
+        if kind == "json_field_rename":
+            return _FIELD.sub(lambda m: f'"{m.group(1)}_v2"{m.group(2)}:', text)
+        if self.direction == "compress":
+            return self.budget.take(text)
+        return self._expand(text)
+
+    def _expand(self, text: str) -> str:
+        out = []
+        for part in re.split(r"(?<=[.!?])(?=\s|$)", text):
+            out.append(part)
+            self.sentence += part
+            if re.search(r"[.!?]$", part):
+                out.append(" " + " ".join([self.sentence.strip()] * (self.copies - 1)))
+                self.sentence = ""
+        return "".join(out)
 
 
 def corrupt_arguments(corruption: str, arguments: str) -> str:

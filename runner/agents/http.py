@@ -20,7 +20,10 @@ from flakeproxy.wire.sse import SseParser
 
 
 def fill(template: Any, prompt: str) -> Any:
-    """The template with {prompt} substituted as a value (never spliced into JSON text)."""
+    """The template with {prompt} substituted as a value (never spliced into JSON text).
+
+    A JSON string template was parsed into its structure at load; a str template at the top is a text body.
+    """
     if isinstance(template, str):
         return prompt if template == "{prompt}" else template.replace("{prompt}", prompt)
     if isinstance(template, dict):
@@ -90,6 +93,10 @@ class HttpAdapter:
         body = fill(self.config.request_template, prompt)
         headers = {**self.config.headers, **({CELL_HEADER: cell} if cell else {})}
         kwargs: dict[str, Any] = {"params": body} if self.config.method in ("GET", "DELETE") else {"json": body}
+        if isinstance(self.config.request_template, str):  # a text template: the filled text is the body
+            kwargs = {"data": body.encode()}
+            if not any(k.lower() == "content-type" for k in headers):
+                headers["content-type"] = "text/plain; charset=utf-8"
         start = time.monotonic()
         try:
             async with self.session.request(

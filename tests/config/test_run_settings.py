@@ -52,3 +52,33 @@ def test_contract_validate_rejects_what_contract_run_would(tmp_path: Path) -> No
         [sys.executable, "-m", "flakeproxy", "contract", "validate", "-c", str(path)], capture_output=True, text=True
     )
     assert out.returncode == 2 and "golden_prompts: empty" in out.stderr and len(out.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("run", "extra", "says"),
+    [
+        ("run: {concurrency: 4}\n", "", "run.attribution: header"),
+        ("run: {concurrency: 4, attribution: header}\n", "", None),
+        (
+            "run: {concurrency: 4, attribution: header}\n",
+            "    - {id: out, type: file_exists, path: out.json}\n",
+            "out read(s) the workspace or a service",
+        ),
+        ("run: {concurrency: 1}\n", "", None),
+    ],
+)
+def test_validate_says_when_concurrency_will_be_ignored(tmp_path: Path, run: str, extra: str, says: str | None) -> None:
+    path = tmp_path / "f.yaml"
+    text = BASE + run
+    if extra:
+        text = text.replace("    - id: fast\n", extra + "    - id: fast\n")
+    path.write_text(text)
+    out = subprocess.run(
+        [sys.executable, "-m", "flakeproxy", "contract", "validate", "-c", str(path)], capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    ignored = [line for line in out.stderr.splitlines() if "run.concurrency 4 ignored" in line]
+    if says is None:
+        assert ignored == [], out.stderr
+    else:
+        assert len(ignored) == 1 and says in ignored[0], out.stderr

@@ -25,7 +25,7 @@ def test_corrupt_arguments_is_not_json(kind: str) -> None:
 
 
 def test_drifts() -> None:
-    assert drift("tone_shift", "compress", 2)("I cannot do that").endswith("lol")
+    assert drift("tone_shift", "compress", 2)("I cannot do that") == "lol I can't do that"
     assert drift("json_field_rename", "compress", 2)('{"a": 1}') == '{"a_v2": 1}'
     assert drift("verbosity_shift", "compress", 2)("a b c d") == "a b"
     assert drift("verbosity_shift", "expand", 2)("a") == "a a"

@@ -1,0 +1,98 @@
+"""Warnings about a valid config that probably does not do what its author meant; each one line naming the
+key path and the fix. `flakeproxy validate` and `flakeproxy contract validate` print them (exit code unchanged)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from flakeproxy.config.base import glob_matches
+from flakeproxy.config.model import FlakeproxyConfig
+from flakeproxy.config.yamlsource import format_path
+from flakeproxy.faults import MidStreamErrorFault, StreamCutFault
+
+# an even run of backslashes (a literal backslash in the regex) before a character one escapes
+_DOUBLED = re.compile(r"(?<!\\)(?:\\\\)+([dDsSwWbB$.()\[\]{}*+?|^])")
+STREAM_ONLY = (StreamCutFault, MidStreamErrorFault)
+
+
+def _patterns(config: FlakeproxyConfig) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    """Every regex in the contract's invariants, with its key path."""
+    for i, inv in enumerate(config.contract.invariants if config.contract else []):
+        loc: tuple[str | int, ...] = ("contract", "invariants", i)
+        pattern = getattr(inv, "pattern", None)
+        if isinstance(pattern, str):
+            yield (*loc, "pattern"), pattern
+        for j, one in enumerate(getattr(inv, "patterns", None) or []):
+            yield (*loc, "patterns", j), one
+
+
+def doubled_backslashes(config: FlakeproxyConfig) -> list[str]:
+    """Rule 1: '\\\\d' in a loaded pattern is a literal backslash then 'd', surely meant as '\\d'."""
+    out = []
+    for loc, pattern in _patterns(config):
+        m = _DOUBLED.search(pattern)
+        if m:
+            single = re.sub(r"\\\\", r"\\", pattern)
+            out.append(
+                f"{format_path(loc)}: '{pattern}' has doubled backslashes ('{m.group()}' matches a literal "
+                f"backslash, not an escaped '{m.group(1)}'), so it can never match what it seems to (negated, it "
+                f"always passes); write single backslashes in single quotes: '{single}'"
+            )
+    return out
+
+
+def _aims_at(config: FlakeproxyConfig, tool: str | None) -> list[str]:
+    llm_targets = [name for name, target in config.targets.items() if target.api]
+    return llm_targets if tool is None else glob_matches(tool, llm_targets)
+
+
+def stream_only_faults(config: FlakeproxyConfig) -> list[str]:
+    """Rule 2: a stream-only fault aimed only at targets that do not say they stream injects nothing."""
+    out = []
+    for i, scenario in enumerate(config.matrix):
+        for fault in scenario.llm_faults:
+            if not isinstance(fault, STREAM_ONLY) or (fault.match_url and fault.tool is None):
+                continue
+            names = _aims_at(config, fault.tool)
+            if names and not any(config.targets[name].stream for name in names):
+                where = format_path((*config.matrix_loc, i))
+                out.append(
+                    f"{where} ({scenario.name}): {fault.kind} applies only to streamed answers and no target it "
+                    "aims at says stream: true; if the agent does not stream, this scenario will inject nothing "
+                    f"(set stream: true on target {names[0]!r} if it does)"
+                )
+    return out
+
+
+def needs_attribution(config: FlakeproxyConfig) -> bool:
+    """Overlapping episodes need the agent to tell the proxy (or a mock) which episode a request is for."""
+    on_the_wire = bool(config.proxy.listeners or config.proxy.forward or config.proxy.admin_url)
+    mocks = any(getattr(s, "type", "") == "http_mock" for s in config.services.values())
+    return config.run.concurrency > 1 and config.run.attribution == "none" and (on_the_wire or mocks)
+
+
+def shared_state(config: FlakeproxyConfig) -> list[str]:
+    """Invariants that read the workspace or a service: overlapping episodes would share what they read."""
+    return [i.id for i in (config.contract.invariants if config.contract else []) if i.reads_state]
+
+
+def unattributed_concurrency(config: FlakeproxyConfig) -> list[str]:
+    state = shared_state(config)
+    if config.run.concurrency > 1 and state and not needs_attribution(config):
+        return [
+            f"run.concurrency {config.run.concurrency} ignored: {', '.join(state)} read(s) the workspace or a "
+            "service, which overlapping episodes would share; episodes run one at a time"
+        ]
+    if not needs_attribution(config):
+        return []
+    return [
+        f"run.concurrency {config.run.concurrency} ignored: episodes run one at a time, because the proxy cannot "
+        "tell overlapping episodes' requests apart; if the agent forwards the x-flakeproxy-cell header on its "
+        "outgoing calls, set run.attribution: header"
+    ]
+
+
+def config_warnings(config: FlakeproxyConfig) -> list[str]:
+    """Every warning for config, one line each, in a stable order."""
+    return doubled_backslashes(config) + stream_only_faults(config) + unattributed_concurrency(config)

@@ -1,0 +1,103 @@
+"""config_warnings: valid configs that surely do not do what was meant, one line each with key path and fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from flakeproxy.cli.main import main
+from flakeproxy.config import parse_config
+from flakeproxy.config.warnings import config_warnings
+from tests.config.base_config import BASE, edit
+
+SPEC_SHAPE = r"'\\$[\\d,]+\\.\\d{2}'"  # the spec's single-quoted pattern: literal backslashes in the regex
+
+
+def with_pattern(yaml_pattern: str, kind: str = "excludes_pattern") -> str:
+    field = f"patterns: [{yaml_pattern}]" if kind == "excludes_pattern" else f"pattern: {yaml_pattern}"
+    return edit('      pattern: "(?i)source"', f"      {field}").replace("type: regex", f"type: {kind}", 1)
+
+
+@pytest.mark.parametrize(
+    ("yaml_pattern", "kind", "warned"),
+    [
+        (SPEC_SHAPE, "excludes_pattern", True),
+        (SPEC_SHAPE, "regex", True),
+        (r"'\\s+AAPL'", "regex", True),
+        (r"'\$[\d,]+\.\d{2}'", "excludes_pattern", False),  # single quotes, single backslashes: right
+        (r'"\\$[\\d,]+\\.\\d{2}"', "excludes_pattern", False),  # double quotes unescape to single backslashes
+        (r"'C:\\\\\d+'", "regex", False),  # a literal backslash, then \d: three backslashes, meant
+        (r"'(?i)source'", "regex", False),
+    ],
+)
+def test_doubled_backslash(yaml_pattern: str, kind: str, warned: bool) -> None:
+    warnings = config_warnings(parse_config(with_pattern(yaml_pattern, kind)))
+    assert bool(warnings) == warned, warnings
+    if warned:
+        key = "patterns[0]" if kind == "excludes_pattern" else "pattern"
+        assert warnings[0].startswith(f"contract.invariants[0].{key}: ") and "\n" not in warnings[0]
+        assert "write single backslashes in single quotes" in warnings[0]
+
+
+def test_the_spec_shape_names_the_fix() -> None:
+    (warning,) = config_warnings(parse_config(with_pattern(SPEC_SHAPE)))
+    assert warning.endswith(r"write single backslashes in single quotes: '\$[\d,]+\.\d{2}'"), warning
+
+
+STREAM_CUT = edit("      - mode: truncated_response\n        max_tokens: 20", "      - mode: stream_cut")
+STREAM_WARNING = (
+    "chaos_matrix[2] (llm-degraded): stream_cut applies only to streamed answers and no target it aims at says "
+    "stream: true; if the agent does not stream, this scenario will inject nothing (set stream: true on target "
+    "'llm' if it does)"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "warnings"),
+    [
+        (STREAM_CUT, [STREAM_WARNING]),
+        (STREAM_CUT.replace("api: openai}", "api: openai, stream: true}"), []),
+        (STREAM_CUT.replace("api: openai}", "api: openai, stream: false}"), [STREAM_WARNING]),
+        (STREAM_CUT.replace("- mode: stream_cut", "- {mode: stream_cut, tool: llm}"), [STREAM_WARNING]),
+        (
+            STREAM_CUT.replace("- mode: stream_cut", "- mode: mid_stream_error"),
+            [STREAM_WARNING.replace("stream_cut applies", "mid_stream_error applies")],
+        ),
+        (BASE, []),  # truncated_response works on buffered answers too
+    ],
+    ids=["implicit", "stream-true", "stream-false", "explicit-tool", "mid-stream-error", "not-stream-only"],
+)
+def test_stream_only_faults(text: str, warnings: list[str]) -> None:
+    assert config_warnings(parse_config(text)) == warnings
+
+
+def test_stream_only_fault_aimed_at_several_targets() -> None:
+    two = STREAM_CUT.replace(
+        "  llm: {listener: llm, api: openai}",
+        "  llm: {listener: llm, api: openai}\n  llm2: {listener: llm, path: /v2/*, api: anthropic, stream: true}",
+    )
+    assert config_warnings(parse_config(two)) == []  # aims at every LLM target; llm2 streams
+    aimed = two.replace("- mode: stream_cut", "- {mode: stream_cut, tool: llm}")
+    assert config_warnings(parse_config(aimed)) == [STREAM_WARNING]
+
+
+@pytest.mark.parametrize("command", [["validate"], ["contract", "validate"]])
+def test_commands_print_warnings_and_exit_0(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    path = tmp_path / "flakeproxy.yaml"
+    path.write_text(STREAM_CUT)
+    with pytest.raises(SystemExit) as info:
+        main([*command, "-c", str(path)])
+    out, err = capsys.readouterr()
+    assert info.value.code == 0 and "valid" in out
+    assert err.splitlines() == [f"warning: {STREAM_WARNING}"]
+
+
+def test_the_finance_example_warns_about_its_spec_pattern() -> None:
+    from flakeproxy.config import load_config
+    from tests.config.fuzz_corpus import REPO
+
+    warnings = config_warnings(load_config(REPO / "examples" / "finance-contract.yaml"))
+    assert len(warnings) == 1 and warnings[0].startswith("contract.invariants[1].pattern: '\\\\$[\\\\d,]+")
