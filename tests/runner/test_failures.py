@@ -44,7 +44,7 @@ def test_proxy_dying_mid_run_exits_3_and_keeps_the_results_so_far(tmp_path: Path
             deadline = time.monotonic() + 60
             while not results.exists() and time.monotonic() < deadline:
                 time.sleep(0.02)
-            killed.append(subprocess.run(["pkill", "-KILL", "-f", f"flakeproxy proxy -c {w.config}"]).returncode)
+            killed.append(subprocess.run(["pkill", "-KILL", "-f", f" proxy -c {w.config}"]).returncode)
 
         killer = threading.Thread(target=kill_proxy_after_first_scenario)
         killer.start()
@@ -99,7 +99,7 @@ def test_sigterm_writes_the_results_and_stops_the_proxy(tmp_path: Path) -> None:
         assert results.exists(), "no results.json while running"
         os.kill(run.pid, signal.SIGTERM)
         _out, err = run.communicate(timeout=30)
-        proxy = subprocess.run(["pgrep", "-f", f"flakeproxy proxy -c {w.config}"], capture_output=True)
+        proxy = subprocess.run(["pgrep", "-f", f" proxy -c {w.config}"], capture_output=True)
     assert run.returncode == 143, err
     assert err.strip().splitlines()[-1].startswith("error: interrupted by SIGTERM; the results so far are in")
     partial = json.loads(results.read_text())
