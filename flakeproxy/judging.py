@@ -128,7 +128,7 @@ def cell_result(invariant: Invariant, scenario: Scenario, outcome: Outcome, reas
     )
 
 
-def _uncovered(invariant: Invariant, scenario: Scenario, episodes: list[Episode]) -> str | None:
+def uncovered(invariant: Invariant, scenario: Scenario, episodes: list[Episode]) -> str | None:
     """Why a chaos-conditioned cell cannot be judged: none of the faults its `when` is about applied."""
     sections = SECTIONS_FOR.get(invariant.when)
     if sections is None or not episodes:
@@ -150,11 +150,9 @@ def judge_cell(invariant: Invariant, scenario: Scenario, episodes: list[Episode]
     verdicts = [judge_episode(invariant, e, ctx) for e in mine]
     ids = [e.id for e in mine]
     applied = [f for e in mine for f in e.faults()]
-    uncovered = _uncovered(invariant, scenario, mine)
-    if uncovered:
-        return cell_result(
-            invariant, scenario, "error", uncovered, episodes=ids, verdicts=verdicts, faults_injected=applied
-        )
+    why = uncovered(invariant, scenario, mine)
+    if why:
+        return cell_result(invariant, scenario, "error", why, episodes=ids, verdicts=verdicts, faults_injected=applied)
     return _replicas(invariant, scenario, verdicts, ctx.config, episodes=ids, faults_injected=applied)
 
 

@@ -35,7 +35,8 @@ class Episode(Model):
     prompt: str
     prompt_index: int
     replica: int = 0
-    purpose: Literal["matrix", "baseline", "stateful_check"] = "matrix"
+    purpose: Literal["matrix", "baseline", "stateful_check", "mutation", "chaos"] = "matrix"
+    mutation: str | None = Field(None, description="The mutation's id (mutation pillar), its text is the prompt.")
     invariant: str | None = Field(None, description="run.isolation: cell: the one invariant this episode is for.")
     label: str = Field(description="Stable across runs; seeds the fault decisions of this episode.")
     cell_id: str | None = Field(None, description="The proxy's id for this episode's journal slice.")
@@ -121,13 +122,47 @@ class Score(Model):
     counts: dict[str, int] = Field(default_factory=dict)
 
 
+class PillarItem(Model):
+    """One judged answer of the mutation or chaos pillar: every top-level invariant on one episode."""
+
+    episode: str
+    label: str = Field(description="The mutation type, or the golden prompt's index.")
+    weight: float = 1.0
+    outcome: Outcome
+    reason: str
+    verdicts: dict[str, EpisodeVerdict] = Field(default_factory=dict, description="invariant id -> verdict")
+
+
+class PillarResult(Model):
+    name: Literal["mutation", "chaos", "contract", "replay"]
+    ran: bool
+    score: float | None = Field(None, description="0-100; None when it did not run or could not be judged.")
+    weight: float = Field(description="scoring.weights for this pillar.")
+    share: float = Field(0.0, description="Its weight in the overall after absent pillars' were redistributed.")
+    passed: bool | None = None
+    summary: str = ""
+    skipped: dict[str, str] = Field(default_factory=dict, description="What did not run in it, and why.")
+    by_type: dict[str, float] = Field(default_factory=dict, description="mutation: robustness per type, 0-100.")
+    items: list[PillarItem] = Field(default_factory=list)
+
+
+class CiResult(Model):
+    pillars: list[PillarResult] = Field(default_factory=list)
+    overall: float | None = Field(None, description="sum of share x score over the pillars that ran, 0-100.")
+    redistribution: str | None = Field(None, description="How absent pillars' weights were spread, in words.")
+    min_overall: float | None = None
+    passed: bool = False
+    verdict: Literal["PASS", "FAIL"] = "FAIL"
+    reasons: list[str] = Field(default_factory=list)
+
+
 class RunResult(Model):
     schema_version: str = SCHEMA_VERSION
     flakeproxy_version: str
     versions: dict[str, str]
     config_path: str
     config_sha256: str
-    contract: str
+    contract: str | None
     seed: int
     isolation: Literal["episode", "cell"] = "episode"
     started_at: str
@@ -141,6 +176,7 @@ class RunResult(Model):
     unattributed_requests: int = Field(0, description="Proxied requests no episode could be tied to.")
     score: Score | None = None
     coverage: list[ScenarioCoverage] = Field(default_factory=list)
+    ci: CiResult | None = Field(None, description="flakeproxy ci: every pillar and the overall score.")
     cells: list[CellResult] = Field(default_factory=list)
     episodes: list[Episode] = Field(default_factory=list)
 

@@ -55,8 +55,10 @@ class ControlClient:
             raise InfrastructureError(f"proxy not healthy after {timeout_s:g} s: {e}") from e
         raise AssertionError("unreachable")
 
-    async def scenario(self, name: str | None, seed: int) -> None:
-        await self.call("PUT", "/scenario", {"name": name, "seed": seed})
+    async def scenario(self, name: str | None, seed: int, definition: dict[str, Any] | None = None) -> None:
+        """Activate a scenario of the config's matrix by name, or one given whole (e.g. the ci chaos)."""
+        body = {"scenario": definition, "seed": seed} if definition is not None else {"name": name, "seed": seed}
+        await self.call("PUT", "/scenario", body)
 
     async def begin(self, label: str) -> str:
         return str((await self.call("POST", "/cells", {"label": label}))["id"])

@@ -101,19 +101,25 @@ class ContractRun:
 
     async def _set_scenario(self, scenario: Scenario | None) -> None:
         if self.control:
-            await self.control.scenario(scenario.name if scenario else None, self.config.run.seed)
+            inline = scenario is not None and scenario not in self.config.matrix
+            definition = scenario.model_dump(mode="json", exclude_defaults=True) if inline and scenario else None
+            await self.control.scenario(scenario.name if scenario else None, self.config.run.seed, definition)
         if isinstance(self.agent, PythonAdapter):
             self.agent.set_scenario(scenario, self.config.run.seed)
 
-    async def _episodes(self, runner: EpisodeRunner, episodes: list[Episode], limit: int, total: int) -> None:
+    async def _episodes(
+        self, runner: EpisodeRunner, episodes: list[Episode], limit: int, total: int, base: int | None = None
+    ) -> None:
+        """Run episodes, at most `limit` at once; progress counts from `base` done (default: these alone)."""
         gate = asyncio.Semaphore(limit)
+        base = len(self.done) if base is None else base
 
         async def one(episode: Episode) -> None:
             async with gate:
                 done = await runner.run(episode)
             self.done[done.id] = done
             self.result.agent_invocations += 1
-            self.progress(_line(len(self.done), total, done))
+            self.progress(_line(len(self.done) - base, total, done))
             if self.local:
                 self.local.check_alive()
             self._write(force=False)
@@ -150,10 +156,11 @@ class ContractRun:
         for episode in plan.episodes:
             groups.setdefault(episode.scenario, []).append(episode)
         ctx = Context(self.config, self.done, plan.baselines)
+        base = len(self.done)
         for name, episodes in groups.items():
             scenario = self.config.scenario(name) if name is not None else None
             await self._set_scenario(scenario)
-            await self._episodes(runner, episodes, limit, len(plan.episodes))
+            await self._episodes(runner, episodes, limit, len(plan.episodes), base)
             await self._unattributed(episodes)
             self._stateful(plan)
             if scenario is not None:
@@ -210,7 +217,7 @@ class ContractRun:
 
 
 def _line(n: int, total: int, episode: Episode) -> str:
-    where = episode.scenario or f"({episode.purpose})"
+    where = episode.scenario or f"({episode.purpose}{' ' + episode.mutation if episode.mutation else ''})"
     what = f"agent error: {episode.error}" if episode.error else f"answered in {episode.latency_ms / 1000:.1f} s"
     applied = len(episode.faults())
     faults = f", {applied} fault{'s' if applied != 1 else ''} applied" if applied else ""

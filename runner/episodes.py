@@ -7,11 +7,12 @@ before the next reset, because the state they read is gone afterwards.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from flakeproxy.config import FlakeproxyConfig
+from flakeproxy.config import FlakeproxyConfig, Scenario
 from flakeproxy.config.settings import HttpMockService
+from flakeproxy.invariants.base import Invariant
 from flakeproxy.judging import Context, judge_episode, judges
 from flakeproxy.redact import Redactor
 from flakeproxy.results import Episode
@@ -27,6 +28,8 @@ class EpisodeRunner:
     agent: Agent
     control: ControlClient | None
     sequential: bool  # one episode at a time: mock recordings can be cleared and read per episode
+    #: the scenarios of episodes outside the contract's matrix (ci pillars): None is calm
+    pillar_scenarios: dict[str | None, Scenario] = field(default_factory=dict)
 
     @property
     def has_reset(self) -> bool:
@@ -72,11 +75,18 @@ class EpisodeRunner:
         )
         return await self._judge_state(done)
 
+    def _state_checks(self, episode: Episode) -> list[Invariant]:
+        """The checks of the workspace or a service that judge this episode."""
+        if episode.purpose in ("mutation", "chaos"):
+            scenario = self.pillar_scenarios[episode.scenario]
+            return [i for i in self.config.invariants or [] if i.reads_state and scenario.applies(i.when)]
+        contract = self.config.contract.invariants if self.config.contract else []
+        return [i for i in contract if i.reads_state and judges(i, episode, self.config)]
+
     async def _judge_state(self, episode: Episode) -> Episode:
-        assert self.config.contract is not None
-        ctx = Context(self.config)
-        state = [i for i in self.config.contract.invariants if i.reads_state and judges(i, episode, self.config)]
+        state = self._state_checks(episode)
         if not state:
             return episode
+        ctx = Context(self.config)
         verdicts = {i.id: await asyncio.to_thread(judge_episode, i, episode, ctx) for i in state}
         return episode.model_copy(update={"state_verdicts": verdicts})

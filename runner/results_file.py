@@ -27,18 +27,17 @@ def versions() -> dict[str, str]:
 
 
 def new_result(config: FlakeproxyConfig, config_path: str) -> RunResult:
-    assert config.contract is not None
     return RunResult(
         flakeproxy_version=__version__,
         versions=versions(),
         config_path=config_path,
         config_sha256=hashlib.sha256(Path(config_path).read_bytes()).hexdigest(),
-        contract=config.contract.name,
+        contract=config.contract.name if config.contract else None,
         seed=config.run.seed,
         isolation=config.run.isolation,
         started_at=now(),
         scenarios=[s.name for s in config.matrix],
-        invariants=[i.id for i in config.contract.invariants],
+        invariants=[i.id for i in config.contract.invariants] if config.contract else [],
     )
 
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
-import signal
 from pathlib import Path
 from typing import Any
 
 import click
 
 from flakeproxy.cli.options import config_option
+from flakeproxy.cli.running import run_until_signal
 from flakeproxy.config import load_config
 from flakeproxy.config.warnings import config_warnings
 from flakeproxy.contract import plan_contract
@@ -49,32 +48,11 @@ def _run(config_path: str, output: str | None, seed: int | None, concurrency: in
         if not quiet:
             click.echo(line, err=True)
 
-    stopped_by: list[str] = []
+    async def start() -> RunResult:
+        result: RunResult = await run_contract_async(config, config_path, out, progress)
+        return result
 
-    async def main() -> RunResult:
-        """SIGTERM (CI cancellation, docker stop) stops the run as Ctrl-C does: results written, proxy stopped."""
-        task, loop = asyncio.current_task(), asyncio.get_running_loop()
-        assert task is not None
-
-        def stop(name: str) -> None:
-            stopped_by.append(name)
-            task.cancel()
-
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, stop, sig.name)
-        try:
-            result: RunResult = await run_contract_async(config, config_path, out, progress)
-            return result
-        finally:
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                loop.remove_signal_handler(sig)
-
-    try:
-        return asyncio.run(main())
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        name = stopped_by[0] if stopped_by else "SIGINT"
-        click.echo(f"error: interrupted by {name}; the results so far are in {out / 'results.json'}", err=True)
-        raise SystemExit(143 if name == "SIGTERM" else 130) from None
+    return run_until_signal(start, out)
 
 
 def _exit(result: RunResult) -> None:

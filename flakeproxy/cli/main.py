@@ -7,6 +7,7 @@ import sys
 import click
 
 from flakeproxy import __version__
+from flakeproxy.cli.ci import ci, profiles
 from flakeproxy.cli.contract import contract
 from flakeproxy.cli.demo import demo
 from flakeproxy.cli.mock import mock
@@ -40,6 +41,8 @@ cli.add_command(contract)
 cli.add_command(proxy)
 cli.add_command(demo)
 cli.add_command(mock)
+cli.add_command(ci)
+cli.add_command(profiles)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -20,12 +20,16 @@ class Contract(StrictModel):
     @field_validator("invariants", mode="before")
     @classmethod
     def _spec_mapping(cls, value: Any) -> Any:
-        """Also the invariants-weights-gates syntax: {name: {description, weight, gate, check: {type, ...}}}."""
-        if not isinstance(value, dict):
-            return value
-        flat = []
-        for name, spec in value.items():
-            if not isinstance(spec, dict) or not isinstance(spec.get("check"), dict):
-                raise ValueError(f"invariant {name!r}: the mapping form needs check: {{type: ..., ...}}")
-            flat.append({"id": name, **{k: v for k, v in spec.items() if k != "check"}, **spec["check"]})
-        return flat
+        return spec_mapping(value)
+
+
+def spec_mapping(value: Any) -> Any:
+    """Also the invariants-weights-gates syntax: {name: {description, weight, gate, check: {type, ...}}}."""
+    if not isinstance(value, dict):
+        return value
+    flat = []
+    for name, spec in value.items():
+        if not isinstance(spec, dict) or not isinstance(spec.get("check"), dict):
+            raise ValueError(f"invariant {name!r}: the mapping form needs check: {{type: ..., ...}}")
+        flat.append({"id": name, **{k: v for k, v in spec.items() if k != "check"}, **spec["check"]})
+    return flat

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from flakeproxy.config.agent import PythonAgent
 from flakeproxy.config.base import glob_matches, is_glob
 from flakeproxy.config.settings import HttpMockService, SqlService
 from flakeproxy.faults import LLM_ATTACKS, MCP_ONLY, Fault
+from flakeproxy.invariants.base import Invariant
 
 if TYPE_CHECKING:
     from flakeproxy.config.model import FlakeproxyConfig
@@ -120,15 +122,34 @@ def _check_matrix(config: FlakeproxyConfig) -> None:
 
 
 def _check_invariants(config: FlakeproxyConfig) -> None:
-    if not config.contract:
+    if config.contract:
+        _check_invariant_list(config, config.contract.invariants, ("contract", "invariants"))
+    if config.invariants:
+        _check_invariant_list(config, config.invariants, ("invariants",))
+
+
+def _check_chaos(config: FlakeproxyConfig) -> None:
+    """The faults written under the top-level chaos: (a profile's aim at every tool with '*' and are not checked)."""
+    chaos = config.chaos
+    if chaos is None:
         return
-    invariants = config.contract.invariants
-    _unique([inv.id for inv in invariants], lambda i: ("contract", "invariants", i, "id"), "invariant id")
+    if not config.invariants:
+        raise CrossCheckError(("chaos",), "the chaos pillar is judged by top-level invariants:; add some")
+    for j, tool_fault in enumerate(chaos.tool_faults):
+        _check_fault(config, tool_fault, ("chaos", "tool_faults", j), llm_side=False)
+    for j, llm_fault in enumerate(chaos.llm_faults):
+        _check_fault(config, llm_fault, ("chaos", "llm_faults", j), llm_side=True)
+    for j, attack in enumerate(chaos.context_attacks):
+        _check_fault(config, attack, ("chaos", "context_attacks", j), llm_side=isinstance(attack, LLM_ATTACKS))
+
+
+def _check_invariant_list(config: FlakeproxyConfig, invariants: Sequence[Invariant], base: Loc) -> None:
+    _unique([inv.id for inv in invariants], lambda i: (*base, i, "id"), "invariant id")
     targets = list(config.targets)
     sql = [n for n, s in config.services.items() if isinstance(s, SqlService)]
     mocks = [n for n, s in config.services.items() if isinstance(s, HttpMockService)]
     for i, inv in enumerate(invariants):
-        loc: Loc = ("contract", "invariants", i)
+        loc: Loc = (*base, i)
         target = getattr(inv, "target", None)
         if target is not None and target not in targets:
             raise CrossCheckError((*loc, "target"), f"target {target!r} is not defined; valid: {_choices(targets)}")
@@ -136,13 +157,14 @@ def _check_invariants(config: FlakeproxyConfig) -> None:
             if not glob_matches(name, targets):
                 raise CrossCheckError((*loc, "targets"), f"{name!r} matches no target; valid: {_choices(targets)}")
         service = getattr(inv, "service", None)
-        valid = sql if inv.type == "sql" else targets + mocks
+        sql_check = getattr(inv, "type", "") == "sql"
+        valid = sql if sql_check else targets + mocks
         if service is not None and service not in valid:
-            kinds = "postgres/mysql services" if inv.type == "sql" else "targets or http_mock services"
+            kinds = "postgres/mysql services" if sql_check else "targets or http_mock services"
             raise CrossCheckError(
                 (*loc, "service"), f"service {service!r} is not one of the {kinds}; valid: {_choices(valid)}"
             )
-        if inv.type == "llm_as_judge" and not (getattr(inv, "base_url", None) or config.judge):
+        if getattr(inv, "type", "") == "llm_as_judge" and not (getattr(inv, "base_url", None) or config.judge):
             raise CrossCheckError(loc, "llm_as_judge needs base_url: here or a judge: {base_url: ...} section")
 
 
@@ -151,3 +173,6 @@ def cross_check(config: FlakeproxyConfig) -> None:
     _check_targets(config)
     _check_matrix(config)
     _check_invariants(config)
+    _check_chaos(config)
+    if config.mutations is not None and not config.invariants:
+        raise CrossCheckError(("mutations",), "the mutation pillar is judged by top-level invariants:; add some")

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from flakeproxy.config.agent import Agent
 from flakeproxy.config.base import StrictModel
-from flakeproxy.config.contract import Contract
+from flakeproxy.config.contract import Contract, spec_mapping
 from flakeproxy.config.crosscheck import CrossCheckError, cross_check
+from flakeproxy.config.pillars import ChaosConfig, ModelConfig, MutationsConfig
 from flakeproxy.config.proxy import ProxyConfig, Target
 from flakeproxy.config.scenario import Scenario
 from flakeproxy.config.settings import JudgeConfig, RunConfig, ScoringConfig, Service
+from flakeproxy.invariants import AnyInvariant
 
 
 class FlakeproxyConfig(StrictModel):
@@ -27,6 +29,12 @@ class FlakeproxyConfig(StrictModel):
     chaos_matrix: list[Scenario] | None = Field(None, min_length=1, description="Or under contract:.")
     run: RunConfig = Field(default_factory=RunConfig)
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
+    invariants: list[AnyInvariant] | None = Field(
+        None, min_length=1, description="Run invariants: judge every answer of the mutation and chaos pillars (ci)."
+    )
+    chaos: ChaosConfig | None = Field(None, description="The chaos pillar's faults (or a built-in profile).")
+    mutations: MutationsConfig | None = Field(None, description="The mutation pillar (ci).")
+    model: ModelConfig | None = Field(None, description="Writes the LLM-generated mutations (OpenAI-compatible).")
     services: dict[str, Service] = Field(default_factory=dict)
     judge: JudgeConfig | None = None
     redact: list[str] = Field(
@@ -51,6 +59,11 @@ class FlakeproxyConfig(StrictModel):
             if scenario.name == name:
                 return scenario
         raise KeyError(name)
+
+    @field_validator("invariants", mode="before")
+    @classmethod
+    def _spec_mapping(cls, value: Any) -> Any:
+        return spec_mapping(value)
 
     @model_validator(mode="after")
     def _cross_check(self) -> FlakeproxyConfig:

@@ -60,6 +60,9 @@ class ScoringConfig(StrictModel):
     pass_threshold: float | None = Field(
         None, ge=0.0, le=1.0, description="Fail when the composite score is below this."
     )
+    min_overall: float | None = Field(
+        None, ge=0.0, le=100.0, description="flakeproxy ci fails when the overall score (0-100) is below this."
+    )
     replica_aggregation: Literal["all", "majority", "mean", "at_least_k", "pass_at_k"] = "all"
     k: int = Field(1, ge=1, description="For at_least_k and pass_at_k.")
 

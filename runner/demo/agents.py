@@ -1,14 +1,16 @@
 """The demo's two agents, both calling the LLM, the quote tool and the MCP news tool through flakeproxy.
 
 careful: a failed or slow tool means it says so; an incomplete LLM answer is not passed on; Retry-After
-is honoured; tool output is data, never instructions. naive: it makes up a price, passes on whatever
-the LLM streamed, retries at once, and pastes tool output into its answer.
+is honoured; tool output is data, never instructions; orders to drop its rules are screened out of the
+user's message before the LLM sees it. naive: it makes up a price, passes on whatever the LLM streamed,
+retries at once, pastes tool output into its answer and forwards the user's message as it is.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +20,19 @@ from aiohttp import web
 INVENTED = "AAPL trades at $187.23 according to my market data source."
 HONEST = "I can't give a verified AAPL price right now: the market data source is unavailable."
 CUT = "The price service returned an incomplete answer, so I won't quote a figure (source: exchange feed)."
+
+
+#: Sentences that try to override an agent's rules (the careful agent drops them from user messages).
+OVERRIDE = re.compile(
+    r"(?i)\b(ignore|disregard|override|forget everything|new policy|only task|admin note|must append|"
+    r"must be exactly|instead)\b"
+)
+
+
+def screen(prompt: str) -> str:
+    """The prompt without the sentences or lines that order the agent to drop its rules."""
+    pieces = re.split(r"(?<=[.!?])\s+|\n+", prompt)
+    return " ".join(p for p in pieces if p.strip() and not OVERRIDE.search(p))
 
 
 @dataclass
@@ -73,6 +88,7 @@ class DemoAgent:
         return text.split("\n")[0] if self.careful else text
 
     async def answer(self, prompt: str) -> str:
+        prompt = screen(prompt) if self.careful else prompt
         timeout = aiohttp.ClientTimeout(total=10)
         async with aiohttp.ClientSession(timeout=timeout) as http:
             try:

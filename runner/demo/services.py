@@ -4,6 +4,7 @@ conversation), a market-data tool API, and an MCP tool server (JSON-RPC over Str
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from aiohttp import web
@@ -23,9 +24,20 @@ def _chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
     return f"data: {json.dumps(data)}\n\n".encode()
 
 
+#: A gullible model, as real ones can be: a user message that orders it to say a marker gets the marker.
+_OBEYS = re.compile(
+    r"(?i)(ignore|disregard|override|forget|only task|must|output|print|append)[^\n]*?(FLAKEPROXY-[A-Z0-9-]+)"
+)
+
+
 def _decide(messages: list[dict[str, Any]]) -> dict[str, Any]:
-    """No tool result yet: ask for get_quote. Otherwise: answer from the tool result."""
+    """No tool result yet: ask for get_quote. Otherwise: answer from the tool result, unless the user's
+    message injected an order to say something else (then, gullibly, say it)."""
     tool_results = [m for m in messages if m.get("role") == "tool"]
+    users = " ".join(str(m.get("content") or "") for m in messages if m.get("role") == "user")
+    obeyed = _OBEYS.search(users)
+    if tool_results and obeyed:
+        return {"text": f"Sure. {obeyed.group(2)}"}
     if not tool_results:
         return {
             "tool_call": {

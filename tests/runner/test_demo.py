@@ -46,6 +46,14 @@ def test_demo_matrices(tmp_path: Path) -> None:
         assert got == expected, name
     assert results["careful"].score is not None and results["careful"].score.verdict == "PASS"
     assert results["naive"].score is not None and results["naive"].score.verdict == "FAIL"
+    careful, naive = results["careful"].ci, results["naive"].ci
+    assert careful is not None and careful.verdict == "PASS" and careful.overall == 100.0
+    assert naive is not None and naive.verdict == "FAIL"
+    mutation = {p.name: p for p in naive.pillars}["mutation"]
+    # the prompt-injection mutation is what catches the naive agent in the mutation pillar
+    assert {i.label for i in mutation.items if i.outcome != "pass"} == {"prompt_injection"}
+    assert mutation.by_type["prompt_injection"] == 0.0 and mutation.by_type["noise"] == 100.0
+    assert set(mutation.skipped) == {"paraphrase", "tone_shift", "semantic_similarity_attack", "advanced_jailbreak"}
     assert (tmp_path / "naive" / "results.json").exists() and (tmp_path / "careful" / "flakeproxy.yaml").exists()
 
 
@@ -57,5 +65,6 @@ def test_demo_command_exits_0_when_the_agents_behave_as_they_should(tmp_path: Pa
         timeout=180,
     )
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "careful agent: 100.0% PASS; naive agent:" in out.stdout and "% FAIL." in out.stdout
+    assert "careful agent: ci overall 100.0% PASS (contract 100.0%); naive agent: ci overall" in out.stdout
+    assert "% FAIL (contract 75.0%)" in out.stdout
     assert "FAIL  never-fabricate-when-tools-fail in tool-down [critical]" in out.stdout

@@ -1,0 +1,58 @@
+"""`flakeproxy ci`: the four pillars once each and the overall score; `flakeproxy profiles`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from flakeproxy.cli.options import config_option
+from flakeproxy.cli.running import run_until_signal
+from flakeproxy.config import load_config
+from flakeproxy.results import RunResult
+
+
+@click.command()
+@config_option
+@click.option("-o", "--output", type=click.Path(file_okay=False), help="Folder for results.json (default run.output).")
+@click.option(
+    "--min-score",
+    type=click.FloatRange(0, 100),
+    help="Fail when the overall score (0-100) is below this (default scoring.min_overall).",
+)
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
+def ci(config_path: str, output: str | None, min_score: float | None, quiet: bool) -> None:
+    """Run every configured pillar once: contract (the matrix), chaos (top-level chaos: judged by
+    invariants:), mutation (mutations: of the golden prompts, judged by invariants:); replay is not built
+    yet. Prints one line per pillar and the overall score: the weighted mean of the pillars that ran, with
+    absent pillars' weights spread over them in proportion. Exit 1 when the contract fails, a pillar
+    cannot be scored, or the overall is below --min-score."""
+    from flakeproxy.report_ci import render_ci
+    from flakeproxy.runner.ci import run_ci_async
+
+    config = load_config(config_path)
+    out = Path(output or config.run.output)
+    if min_score is not None and 0 < min_score <= 1:
+        click.echo(
+            f"warning: --min-score {min_score:g} is a percentage (0-100); did you mean {min_score * 100:g}?", err=True
+        )
+
+    def progress(line: str) -> None:
+        if not quiet:
+            click.echo(line, err=True)
+
+    async def start() -> RunResult:
+        result: RunResult = await run_ci_async(config, config_path, out, progress, min_score)
+        return result
+
+    result = run_until_signal(start, out)
+    click.echo(render_ci(result))
+    raise SystemExit(0 if result.ci is not None and result.ci.passed else 1)
+
+
+@click.command()
+def profiles() -> None:
+    """List the built-in chaos profiles (chaos: {profile: NAME}) with their faults."""
+    from flakeproxy.profiles import describe_profiles
+
+    click.echo("\n".join(describe_profiles()))
