@@ -33,3 +33,14 @@ def test_the_two_commands_come_first() -> None:
         "bash scripts/test",
     ]
     assert (REPO / ".ci" / "run").read_text().strip().endswith("bash scripts/test")
+
+
+def test_every_mutation_type_and_profile_has_a_line() -> None:
+    from flakeproxy.config.pillars import DEFAULT_WEIGHTS, LLM_TYPES, RULE_TYPES
+    from flakeproxy.profiles import PROFILES
+
+    for kind in (*RULE_TYPES, *LLM_TYPES):
+        source = "rule" if kind in RULE_TYPES else "LLM (`model:`)"
+        assert f"| `{kind}` | {source} | {DEFAULT_WEIGHTS[kind]:g} |" in README, kind
+    missing = [name for name in PROFILES if f"| `{name}` | {PROFILES[name]['description']}" not in README]
+    assert missing == []

@@ -23,7 +23,7 @@ def _words(prompt: str) -> list[str]:
 
 
 def noise(prompt: str, rng: Random) -> str:
-    """Typos: swapped, dropped, doubled or neighbouring letters in about one word in four (at least one)."""
+    """Typos: swapped, dropped, doubled or replaced letters, about one letter in eight (at least one)."""
     letters = [i for i, c in enumerate(prompt) if c.isalpha()]
     if not letters:
         return prompt + rng.choice(["?", "..", " ??"])
