@@ -12,12 +12,11 @@ from dataclasses import dataclass, field
 
 from mitmproxy import http
 
-from flakeproxy.injector import Decision, Injector
+from flakeproxy.injector import CELL_HEADER, Decision, Injector
 from flakeproxy.journal import BODY_CAP_BYTES, BodyCapture, Journal, JournalEntry, redact_headers
 from flakeproxy.wire.call import resolve
 from flakeproxy.wire.coverage import Coverage, WatchedStream
 
-CELL_HEADER = "x-flakeproxy-cell"
 KEY = "flakeproxy"
 
 

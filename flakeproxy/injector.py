@@ -6,6 +6,7 @@ import fnmatch
 import hashlib
 import itertools
 import random
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +17,10 @@ from flakeproxy.wire.action import Action
 from flakeproxy.wire.call import Call, TargetSpec
 
 SHARED = "_"  # counter key for requests that belong to no single cell
+#: The request header that names the cell a request belongs to (the proxy removes it).
+CELL_HEADER = "x-flakeproxy-cell"
+#: What a cell id may be: it goes into URLs (POST /cells/{id}/end) and headers as it is.
+CELL_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 
 
 def fault_seed(seed: int, scenario: str, section: str, index: int, call_index: int, cell: str = "") -> int:
