@@ -14,7 +14,16 @@ from aiohttp import web
 from pydantic import ValidationError
 
 from flakeproxy import __version__
-from flakeproxy.addons.control_input import MAX_BODY_BYTES, Problem, cell_id, check_token, json_object, optional_str
+from flakeproxy.addons.control_input import (
+    MAX_BODY_BYTES,
+    Problem,
+    cell_id,
+    check_token,
+    journal_query,
+    json_object,
+    optional_str,
+)
+from flakeproxy.addons.json_out import json_list_response
 from flakeproxy.config import FlakeproxyConfig, Scenario
 from flakeproxy.config.crosscheck import CrossCheckError, cross_check
 from flakeproxy.injector import Injector
@@ -153,18 +162,20 @@ class ControlApi:
         cell = self.injector.begin_cell(label, wanted)
         return web.json_response({"id": cell.id, "label": cell.label}, status=201)
 
-    async def end_cell(self, request: web.Request) -> web.Response:
+    async def end_cell(self, request: web.Request) -> web.StreamResponse:
         wanted = cell_id(request.match_info["id"])
         if wanted not in self.injector.cells:
             raise Problem(404, f"no open cell {wanted!r}", valid=sorted(self.injector.cells))
         cell = self.injector.end_cell(wanted)
-        entries = [e.to_json() for e in self.journal.for_cell(cell.id)]
-        return web.json_response({"id": cell.id, "label": cell.label, "journal": entries})
+        entries = [e.snapshot() for e in self.journal.for_cell(cell.id)]
+        return await json_list_response(request, {"id": cell.id, "label": cell.label}, "journal", entries)
 
-    async def get_journal(self, request: web.Request) -> web.Response:
-        cell = request.query.get("cell")
-        entries = self.journal.for_cell(cell) if cell else self.journal.entries
-        return web.json_response({"entries": [e.to_json() for e in entries], "dropped": self.journal.dropped})
+    async def get_journal(self, request: web.Request) -> web.StreamResponse:
+        query = journal_query(request.query)
+        entries, after = self.journal.page(**query)
+        snapshots = [e.snapshot() for e in entries]
+        tail = {"next": after, "dropped": self.journal.dropped}
+        return await json_list_response(request, {}, "entries", snapshots, tail)
 
     async def reset(self, request: web.Request) -> web.Response:
         self.injector.reset()

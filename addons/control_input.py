@@ -90,3 +90,26 @@ def query_int(query: Mapping[str, str], name: str, minimum: int, default: int | 
     if value < minimum:
         raise Problem(400, f"{name} must be an integer >= {minimum}, got {raw[:40]!r}")
     return value
+
+
+JOURNAL_QUERY = ["since", "limit", "cell", "unattributed"]
+#: Entries per GET /journal page unless ?limit= says otherwise, and the most one page may hold.
+JOURNAL_PAGE, JOURNAL_PAGE_MAX = 1000, 10_000
+
+
+def journal_query(query: Mapping[str, str]) -> dict[str, Any]:
+    """GET /journal?since=SEQ&limit=N&cell=ID|unattributed=1 as Journal.page() arguments."""
+    unknown = sorted(set(query) - set(JOURNAL_QUERY))
+    if unknown:
+        raise Problem(400, f"unknown query parameters {unknown}", valid=JOURNAL_QUERY)
+    limit = query_int(query, "limit", 1, JOURNAL_PAGE) or JOURNAL_PAGE
+    if limit > JOURNAL_PAGE_MAX:
+        raise Problem(400, f"limit must be at most {JOURNAL_PAGE_MAX}, got {limit}; page with since= and next")
+    flag = query.get("unattributed", "0").lower()
+    if flag not in ("0", "1", "true", "false"):
+        raise Problem(400, f"unattributed must be 1 or 0, got {flag[:20]!r}")
+    cell = cell_id(query["cell"]) if "cell" in query else None
+    if cell is not None and flag in ("1", "true"):
+        raise Problem(400, "cell and unattributed=1 exclude each other; ask for one")
+    since = query_int(query, "since", 0, 0) or 0
+    return {"since": since, "limit": limit, "cell": cell, "unattributed": flag in ("1", "true")}

@@ -166,6 +166,7 @@ class FaultAddon:
         if state.coverage is not None:
             state.coverage.finish()
         entry.complete = True  # the body fields are read from the capture when the entry is serialized
+        self.journal.settle(entry)
 
 
 class _Stream:

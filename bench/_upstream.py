@@ -1,4 +1,5 @@
-"""A tiny upstream for the benchmarks: GET /json (a small JSON body), GET /sse (events 100 ms apart)."""
+"""A tiny upstream for the benchmarks: GET /json (a small JSON body), GET /sse (events 100 ms apart),
+POST /big (reads the body, answers 64 KiB)."""
 
 from __future__ import annotations
 
@@ -25,9 +26,14 @@ async def sse(request: web.Request) -> web.StreamResponse:
     return response
 
 
+async def big(request: web.Request) -> web.Response:
+    await request.read()
+    return web.Response(body=b"x" * 65536, content_type="text/plain")
+
+
 def main() -> None:
     app = web.Application()
-    app.add_routes([web.get("/json", small), web.get("/sse", sse)])
+    app.add_routes([web.get("/json", small), web.get("/sse", sse), web.post("/big", big)])
     web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), print=None, access_log=None)
 
 
