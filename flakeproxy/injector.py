@@ -118,6 +118,17 @@ class Injector:
             + [("context_attacks", i, f, isinstance(f, LLM_ATTACKS)) for i, f in enumerate(s.context_attacks)]
         )
 
+    def may_fault(self, call: Call) -> bool:
+        """Whether a fault of the active scenario could match this call, judged before its body is read.
+
+        A call on a listener with MCP tool targets always could: the tool is named in the body.
+        """
+        if self.scenario is None:
+            return False
+        if any(t.mcp_tool and t.listener == call.listener for t in self.targets.values()):
+            return True
+        return any(self._matches(fault, llm_side, call) for _, _, fault, llm_side in self._faults())
+
     def decide(self, call: Call, cell_id: str | None) -> Decision | None:
         """Count this call for every fault it matches; the first one that fires decides the action."""
         if self.scenario is None:
