@@ -58,7 +58,8 @@ class FaultAddon:
     def requestheaders(self, flow: http.HTTPFlow) -> None:
         """Stream the request body upstream unless a fault of the scenario could need it."""
         if not self.injector.may_fault(self._call(flow, b"")):
-            flow.request.stream = flow.metadata[REQUEST_PASS] = RequestPass()
+            encoding = flow.request.headers.get("content-encoding")
+            flow.request.stream = flow.metadata[REQUEST_PASS] = RequestPass(encoding)
 
     async def request(self, flow: http.HTTPFlow) -> None:
         started = time.monotonic()
@@ -134,7 +135,7 @@ class FaultAddon:
                 return  # buffered for the rewrite (mitmproxy streams it past REWRITE_CAP)
             if action is not None and coverage is not None and action.stream is not None:
                 coverage.not_streamed()
-            self._stream(flow, state, ResponsePass(state))
+            self._stream(flow, state, ResponsePass(state, flow.response.headers.get("content-encoding")))
             return
         if action is not None and coverage is not None and action.rewrite_body and action.stream is None:
             coverage.streamed_whole()
@@ -146,7 +147,7 @@ class FaultAddon:
             flow.response.headers["connection"] = "close"
             self._stream(flow, state, TransformedStream(state, transform, flow.response))
             return
-        self._stream(flow, state, ResponsePass(state))
+        self._stream(flow, state, ResponsePass(state, flow.response.headers.get("content-encoding")))
 
     def _stream(self, flow: http.HTTPFlow, state: FlowState, fn: ResponsePass | TransformedStream) -> None:
         assert flow.response is not None

@@ -33,8 +33,8 @@ class FlowState:
 class RequestPass:
     """A request body streamed upstream as it comes; the journal keeps its first bytes."""
 
-    def __init__(self) -> None:
-        self.capture = BodyCapture()
+    def __init__(self, encoding: str | None) -> None:
+        self.capture = BodyCapture(encoding=encoding)
 
     def __call__(self, data: bytes) -> bytes:
         self.capture.add(data)
@@ -45,8 +45,9 @@ class ResponsePass:
     """A response body streamed to the agent as it comes: counted, its first bytes kept, the upstream
     read deadline moved on."""
 
-    def __init__(self, state: FlowState) -> None:
+    def __init__(self, state: FlowState, encoding: str | None) -> None:
         self.state = state
+        state.capture.encoding = encoding
 
     def __call__(self, data: bytes) -> bytes:
         self.state.capture.add(data)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import zlib
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
@@ -29,11 +30,25 @@ def redact_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
     return out
 
 
-class BodyCapture:
-    """Keeps the first `cap` bytes of a body and counts all of it."""
+def readable(kept: bytes, encoding: str | None) -> bytes:
+    """Captured bytes as the agent's HTTP client reads them: gzip or deflate undone as far as the kept
+    part goes (a streamed body is captured as it came on the wire); other encodings left as they are."""
+    wbits = {"gzip": 47, "x-gzip": 47, "deflate": 15}.get((encoding or "").strip().lower())
+    if wbits is None or not kept:
+        return kept
+    try:
+        return zlib.decompressobj(wbits).decompress(kept, BODY_CAP_BYTES)
+    except zlib.error:
+        return kept
 
-    def __init__(self, cap: int = BODY_CAP_BYTES) -> None:
+
+class BodyCapture:
+    """Keeps the first `cap` bytes of a body and counts all of it; `encoding` is the body's
+    Content-Encoding when it is captured as it came on the wire."""
+
+    def __init__(self, cap: int = BODY_CAP_BYTES, encoding: str | None = None) -> None:
         self.cap = cap
+        self.encoding = encoding
         self.size = 0
         self._parts: list[bytes] = []
         self._kept = 0
@@ -46,7 +61,7 @@ class BodyCapture:
             self._kept += min(room, len(chunk))
 
     def text(self) -> str:
-        return b"".join(self._parts).decode("utf-8", "replace")
+        return readable(b"".join(self._parts), self.encoding).decode("utf-8", "replace")
 
     def snapshot(self) -> tuple[tuple[bytes, ...], int]:
         """The kept bytes (immutable pieces) and the size so far: cheap, and safe to read elsewhere."""
@@ -100,7 +115,7 @@ class JournalEntry:
         if self.capture is None:
             return Snapshot(data, None, 0)
         parts, size = self.capture.snapshot()
-        return Snapshot(data, parts, size)
+        return Snapshot(data, parts, size, self.capture.encoding)
 
     def to_json(self) -> dict[str, Any]:
         """The entry as JSON (the entry is left as it is); for a response still streaming, the body
@@ -120,13 +135,15 @@ class Snapshot:
 
     fields: dict[str, Any]
     body: tuple[bytes, ...] | None  # None: the fields already hold the body
-    size: int
+    size: int  # bytes on the wire
+    encoding: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         if self.body is None:
             return self.fields
         kept = b"".join(self.body)
-        body = {"response_body": kept.decode("utf-8", "replace"), "response_bytes": self.size}
+        text = readable(kept, self.encoding).decode("utf-8", "replace")
+        body = {"response_body": text, "response_bytes": self.size}
         return {**self.fields, **body, "body_truncated": self.size > len(kept)}
 
 

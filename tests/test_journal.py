@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from flakeproxy.journal import BodyCapture, Journal, JournalEntry, redact_headers
+from flakeproxy.journal import BodyCapture, Journal, JournalEntry, readable, redact_headers
 from flakeproxy.wire.coverage import Coverage
 
 
@@ -85,3 +85,16 @@ def test_to_json_reads_the_live_parts_without_changing_the_entry() -> None:
     assert (entry.response_body, entry.response_bytes, entry.fault) == ("", 0, {"kind": "stream_cut"})
     entry.coverage.closed()
     assert entry.to_json()["fault"]["effect"] == "connection closed"
+
+
+def test_a_compressed_capture_reads_as_text() -> None:
+    import gzip
+    import zlib
+
+    body = b'{"a": "' + b"x" * 200_000 + b'"}'
+    capture = BodyCapture(encoding="gzip")
+    capture.add(gzip.compress(body))
+    assert capture.text() == body[:65536].decode()
+    assert readable(zlib.compress(b"hi"), "deflate") == b"hi"
+    assert readable(b"not gzip", "gzip") == b"not gzip"
+    assert readable(b"br bytes", "br") == b"br bytes"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import os
 from collections.abc import Iterator
@@ -25,13 +26,20 @@ async def upload(request: web.Request) -> web.Response:
     return web.json_response({"bytes": size, "sha256": digest.hexdigest()})
 
 
+GZIPPED = gzip.compress(b'{"symbol": "AAPL", "price": 189.5}')
+
+
+async def gzipped(request: web.Request) -> web.Response:
+    return web.Response(body=GZIPPED, headers={"content-type": "application/json", "content-encoding": "gzip"})
+
+
 async def download(request: web.Request) -> web.Response:
     return web.Response(body=BLOB, content_type="application/octet-stream")
 
 
 @pytest.fixture(scope="module")
 def proxy() -> Iterator[Proxy]:
-    routes = [web.post("/upload", upload), web.get("/download", download)]
+    routes = [web.post("/upload", upload), web.get("/download", download), web.get("/gzip", gzipped)]
     targets = {"files": {"listener": "files", "path": "/download"}}
     with running_app(routes, "files") as url, running_proxy(config_for({"files": url}, targets)) as p:
         yield p
@@ -62,3 +70,12 @@ def test_a_rewrite_buffers_the_body_and_applies(proxy: Proxy) -> None:
     [entry] = proxy.control.end(cell)
     assert seen.body == BLOB[: SIZE // 2] and seen.error  # cut short under the original length
     assert entry["streamed"] is False and entry["fault"]["applied"] is True
+
+
+def test_a_compressed_body_streams_as_it_came_and_is_journaled_readable(proxy: Proxy) -> None:
+    proxy.control.scenario(None)
+    seen = fetch(proxy.listeners["files"], "/gzip", headers={"accept-encoding": "gzip"})
+    assert seen.body == GZIPPED and seen.headers["content-encoding"] == "gzip"
+    entry = proxy.control.journal()[-1]
+    assert entry["streamed"] and entry["response_body"] == '{"symbol": "AAPL", "price": 189.5}'
+    assert entry["response_bytes"] == len(GZIPPED)
