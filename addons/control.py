@@ -1,13 +1,12 @@
 """The control API (aiohttp, on the proxy's own event loop): scenario, cells, journal, reset.
 
-Toxiproxy-sized. Errors are JSON with the valid choices. With a token configured, every call needs
-`Authorization: Bearer <token>`.
+Toxiproxy-sized. Errors are JSON `{"error": ...}` (4xx for every bad request), with the valid choices
+where there are some. With a token configured, every call needs `Authorization: Bearer <token>`.
 """
 
 from __future__ import annotations
 
-import hmac
-import json
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -15,12 +14,31 @@ from aiohttp import web
 from pydantic import ValidationError
 
 from flakeproxy import __version__
+from flakeproxy.addons.control_input import (
+    MAX_BODY_BYTES,
+    Problem,
+    cell_id,
+    check_token,
+    journal_query,
+    json_object,
+    optional_str,
+)
+from flakeproxy.addons.json_out import json_list_response
 from flakeproxy.config import FlakeproxyConfig, Scenario
 from flakeproxy.config.crosscheck import CrossCheckError, cross_check
 from flakeproxy.injector import Injector
 from flakeproxy.journal import Journal
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+log = logging.getLogger(__name__)
+ROUTES = [
+    "GET /healthz",
+    "GET|PUT /scenario",
+    "POST /cells",
+    "POST /cells/{id}/end",
+    "GET /journal",
+    "POST /reset",
+]
 
 
 def problem(status: int, message: str, **extra: Any) -> web.Response:
@@ -39,7 +57,7 @@ class ControlApi:
         self.config, self.injector, self.journal, self.token = config, injector, journal, token
         self.listeners = listeners
         self.scenarios = {s.name: s for s in config.matrix}
-        self.app = web.Application(middlewares=[self._auth, self._errors])
+        self.app = web.Application(middlewares=[self._errors, self._auth], client_max_size=MAX_BODY_BYTES)
         self.app.add_routes(
             [
                 web.get("/healthz", self.healthz),
@@ -55,44 +73,26 @@ class ControlApi:
     @web.middleware
     async def _auth(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         if self.token:
-            given = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
-            if not hmac.compare_digest(given.encode(), self.token.encode()):
-                return problem(401, "missing or wrong token; send Authorization: Bearer <proxy.token>")
+            check_token(request.headers.get("authorization", ""), self.token)
         return await handler(request)
 
     @web.middleware
     async def _errors(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         try:
             return await handler(request)
+        except Problem as e:
+            return problem(e.status, e.message, **e.extra)
         except web.HTTPException as e:
             if e.status == 404:
-                routes = [
-                    "GET /healthz",
-                    "GET|PUT /scenario",
-                    "POST /cells",
-                    "POST /cells/{id}/end",
-                    "GET /journal",
-                    "POST /reset",
-                ]
-                return problem(404, f"no route {request.method} {request.path}", valid=routes)
+                return problem(404, f"no route {request.method} {request.path}", valid=ROUTES)
             if e.status == 405:
                 return problem(405, f"{request.method} is not allowed on {request.path}")
+            if e.status < 500:
+                return problem(e.status, e.text or e.reason)
             raise
-
-    async def _body(self, request: web.Request) -> dict[str, Any]:
-        if not request.can_read_body:
-            return {}
-        try:
-            data = await request.json()
-        except json.JSONDecodeError as e:
-            raise web.HTTPBadRequest(
-                text=json.dumps({"error": f"body is not JSON ({e})"}), content_type="application/json"
-            ) from e
-        if not isinstance(data, dict):
-            raise web.HTTPBadRequest(
-                text=json.dumps({"error": "body must be a JSON object"}), content_type="application/json"
-            )
-        return data
+        except Exception as e:
+            log.exception("control API: %s %s failed", request.method, request.path)
+            return problem(500, f"internal error in the control API ({type(e).__name__}: {e}); this is a bug")
 
     async def healthz(self, request: web.Request) -> web.Response:
         scenario = self.injector.scenario
@@ -118,59 +118,64 @@ class ControlApi:
         return web.json_response(self._scenario_view())
 
     async def put_scenario(self, request: web.Request) -> web.Response:
-        body = await self._body(request)
+        body = await json_object(request)
         unknown = sorted(set(body) - {"name", "scenario", "seed"})
         if unknown:
-            return problem(400, f"unknown keys {unknown}", valid=["name", "scenario", "seed"])
+            raise Problem(400, f"unknown keys {unknown}", valid=["name", "scenario", "seed"])
         seed = body.get("seed", self.config.run.seed)
         if not isinstance(seed, int) or isinstance(seed, bool):
-            return problem(400, f"seed must be an integer, got {seed!r}")
+            raise Problem(400, f"seed must be an integer, got {seed!r}")
+        name = optional_str(body, "name", "a scenario of chaos_matrix")
         if body.get("scenario") is not None:
-            scenario = self._inline(body["scenario"])
-            if isinstance(scenario, web.Response):
-                return scenario
-        elif body.get("name") is None:
+            scenario: Scenario | None = self._inline(body["scenario"])
+        elif name is None:
             scenario = None
-        elif body["name"] in self.scenarios:
-            scenario = self.scenarios[body["name"]]
+        elif name in self.scenarios:
+            scenario = self.scenarios[name]
         else:
-            return problem(404, f"unknown scenario {body['name']!r}", valid=sorted(self.scenarios))
+            raise Problem(404, f"unknown scenario {name!r}", valid=sorted(self.scenarios))
         self.injector.set_scenario(scenario, seed)
         return web.json_response(self._scenario_view())
 
-    def _inline(self, data: Any) -> Scenario | web.Response:
+    def _inline(self, data: Any) -> Scenario:
         try:
             scenario = Scenario.model_validate(data)
             cross_check(self.config.model_copy(update={"chaos_matrix": [scenario], "contract": None}))
         except ValidationError as e:
             first = e.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
-            return problem(400, f"invalid scenario: {where}: {first['msg']}")
+            raise Problem(400, f"invalid scenario: {where}: {first['msg']}") from e
         except CrossCheckError as e:
             where = ".".join(str(p) for p in e.loc[2:])
-            return problem(400, f"invalid scenario: {where}: {e.message}")
+            raise Problem(400, f"invalid scenario: {where}: {e.message}") from e
         return scenario
 
     async def begin_cell(self, request: web.Request) -> web.Response:
-        body = await self._body(request)
-        cell_id = body.get("id")
-        if cell_id is not None and (not isinstance(cell_id, str) or cell_id in self.injector.cells):
-            return problem(409, f"cell id {cell_id!r} is already open or not a string")
-        cell = self.injector.begin_cell(body.get("label"), cell_id)
+        body = await json_object(request)
+        unknown = sorted(set(body) - {"id", "label"})
+        if unknown:
+            raise Problem(400, f"unknown keys {unknown}", valid=["id", "label"])
+        label = optional_str(body, "label", "e.g. 'invariant x scenario'")
+        wanted = optional_str(body, "id", "e.g. 'e12.r0'")
+        if wanted is not None and cell_id(wanted) in self.injector.cells:
+            raise Problem(409, f"cell {wanted!r} is already open; end it first or pick another id")
+        cell = self.injector.begin_cell(label, wanted)
         return web.json_response({"id": cell.id, "label": cell.label}, status=201)
 
-    async def end_cell(self, request: web.Request) -> web.Response:
-        cell_id = request.match_info["id"]
-        if cell_id not in self.injector.cells:
-            return problem(404, f"no open cell {cell_id!r}", valid=sorted(self.injector.cells))
-        cell = self.injector.end_cell(cell_id)
-        entries = [e.to_json() for e in self.journal.for_cell(cell.id)]
-        return web.json_response({"id": cell.id, "label": cell.label, "journal": entries})
+    async def end_cell(self, request: web.Request) -> web.StreamResponse:
+        wanted = cell_id(request.match_info["id"])
+        if wanted not in self.injector.cells:
+            raise Problem(404, f"no open cell {wanted!r}", valid=sorted(self.injector.cells))
+        cell = self.injector.end_cell(wanted)
+        entries = [e.snapshot() for e in self.journal.for_cell(cell.id)]
+        return await json_list_response(request, {"id": cell.id, "label": cell.label}, "journal", entries)
 
-    async def get_journal(self, request: web.Request) -> web.Response:
-        cell = request.query.get("cell")
-        entries = self.journal.for_cell(cell) if cell else self.journal.entries
-        return web.json_response({"entries": [e.to_json() for e in entries], "dropped": self.journal.dropped})
+    async def get_journal(self, request: web.Request) -> web.StreamResponse:
+        query = journal_query(request.query)
+        entries, after = self.journal.page(**query)
+        snapshots = [e.snapshot() for e in entries]
+        tail = {"next": after, "dropped": self.journal.dropped}
+        return await json_list_response(request, {}, "entries", snapshots, tail)
 
     async def reset(self, request: web.Request) -> web.Response:
         self.injector.reset()

@@ -1,35 +1,31 @@
 """The mitmproxy addon: ask the injector what to do with each request, apply that action, journal it.
 
 It never decides anything itself: decisions come from flakeproxy.injector (pure code), and this
-class only turns an Action into mitmproxy calls.
+class only turns an Action into mitmproxy calls. Bodies no fault needs whole are streamed both ways.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 
+from mitmproxy import flow as mflow
 from mitmproxy import http
 
+from flakeproxy.addons.flow_state import FlowState, RequestPass, ResponsePass, TransformedStream
+from flakeproxy.addons.upstream_timeouts import Timeouts, UpstreamWatch
 from flakeproxy.injector import Decision, Injector
-from flakeproxy.journal import BODY_CAP_BYTES, BodyCapture, Journal, JournalEntry, redact_headers
-from flakeproxy.wire.call import CELL_HEADER, resolve
+from flakeproxy.journal import BODY_CAP_BYTES, Journal, JournalEntry, redact_headers
+from flakeproxy.wire.call import CELL_HEADER, Call, resolve
 from flakeproxy.wire.coverage import Coverage, WatchedStream
+from flakeproxy.wire.providers import provider
 
 KEY = "flakeproxy"
-
-
-@dataclass
-class FlowState:
-    entry: JournalEntry
-    decision: Decision | None
-    started: float
-    capture: BodyCapture = field(default_factory=BodyCapture)
-    coverage: Coverage | None = None  # what the decided fault changed, if one was decided
-    transform: WatchedStream | None = None
-    ended: bool = False  # the streamed body was ended early by the transform
-    finished: bool = False  # the journal entry was written
+REQUEST_PASS = "flakeproxy.request"
+#: The most a body rewrite buffers; a larger body goes through untouched (mitmproxy's stream_large_bodies).
+REWRITE_CAP = "16m"
+REWRITE_CAP_TEXT = "16 MiB"
 
 
 def _is_sse(response: http.Response) -> bool:
@@ -37,29 +33,42 @@ def _is_sse(response: http.Response) -> bool:
 
 
 class FaultAddon:
-    def __init__(self, injector: Injector, listeners: dict[str, str], journal: Journal) -> None:
+    def __init__(
+        self,
+        injector: Injector,
+        listeners: dict[str, str],
+        journal: Journal,
+        timeouts: Mapping[str, Timeouts] | None = None,
+    ) -> None:
         self.injector = injector
         self.listeners = listeners  # mitmproxy mode spec -> listener name
         self.journal = journal
+        self.timeouts = dict(timeouts or {})  # listener name -> its upstream timeouts
 
     def _listener(self, flow: http.HTTPFlow) -> str:
         return self.listeners.get(flow.client_conn.proxy_mode.full_spec, "forward")
 
+    def _call(self, flow: http.HTTPFlow, body: bytes) -> Call:
+        headers = {k.lower(): v for k, v in flow.request.headers.items()}
+        request = flow.request
+        return resolve(
+            self.injector.targets, self._listener(flow), request.method, request.pretty_url, request.path, headers, body
+        )
+
+    def requestheaders(self, flow: http.HTTPFlow) -> None:
+        """Stream the request body upstream unless a fault of the scenario could need it."""
+        if not self.injector.may_fault(self._call(flow, b"")):
+            encoding = flow.request.headers.get("content-encoding")
+            flow.request.stream = flow.metadata[REQUEST_PASS] = RequestPass(encoding)
+
     async def request(self, flow: http.HTTPFlow) -> None:
         started = time.monotonic()
         cell, candidates = self.injector.attribute(flow.request.headers.pop(CELL_HEADER, None))
-        body = flow.request.get_content(strict=False) or b""
-        headers = {k.lower(): v for k, v in flow.request.headers.items()}
-        call = resolve(
-            self.injector.targets,
-            self._listener(flow),
-            flow.request.method,
-            flow.request.pretty_url,
-            flow.request.path,
-            headers,
-            body,
-        )
+        passed: RequestPass | None = flow.metadata.get(REQUEST_PASS)
+        body = b"" if flow.request.stream else flow.request.get_content(strict=False) or b""
+        call = self._call(flow, body)
         decision = self.injector.decide(call, cell)
+        kept = passed.capture.text() if passed else body[:BODY_CAP_BYTES].decode("utf-8", "replace")
         entry = JournalEntry(
             seq=self.journal.next_seq(),
             cell=cell,
@@ -70,8 +79,8 @@ class FaultAddon:
             method=call.method,
             url=call.url,
             request_headers=redact_headers(flow.request.headers.items(multi=True)),
-            request_body=body[:BODY_CAP_BYTES].decode("utf-8", "replace"),
-            request_bytes=len(body),
+            request_body=kept,
+            request_bytes=passed.capture.size if passed else len(body),
             fault=decision.record() if decision else None,
         )
         flow.metadata[KEY] = state = FlowState(entry, decision, started)
@@ -81,6 +90,10 @@ class FaultAddon:
         self.journal.add(entry)  # visible at once: a cell may end while its last stream is still open
         if decision is not None and state.coverage is not None:
             await self._apply(flow, decision, state.coverage)
+        if flow.response is None and flow.error is None:
+            timeouts = self.timeouts.get(call.listener, Timeouts())
+            gateway = provider(call.api).error(504, f"upstream sent no response within {timeouts.read_ms} ms")
+            state.watch = UpstreamWatch(flow, timeouts, gateway)
 
     async def _apply(self, flow: http.HTTPFlow, decision: Decision, coverage: Coverage) -> None:
         action, entry = decision.action, flow.metadata[KEY].entry
@@ -100,6 +113,8 @@ class FaultAddon:
             if reply.reason:
                 flow.response.reason = reply.reason
             coverage.replied(reply.status)
+        elif action.rewrite_request is not None and flow.request.stream:
+            coverage.unchanged(f"the request was larger than {REWRITE_CAP_TEXT}, the most a rewrite buffers")
         elif action.rewrite_request is not None:
             before = flow.request.get_content(strict=False) or b""
             after = action.rewrite_request(before)
@@ -111,31 +126,48 @@ class FaultAddon:
         if state is None or flow.response is None:
             return
         state.entry.status = flow.response.status_code
-        action = state.decision.action if state.decision else None
+        if state.watch is not None:
+            state.watch.headers()
+        action = state.decision.action if state.decision and not self._timed_out(state) else None
         coverage = state.coverage
         if not _is_sse(flow.response):
-            if action is not None and coverage is not None and action.stream and action.rewrite_body is None:
+            if action is not None and coverage is not None and action.rewrite_body is not None:
+                return  # buffered for the rewrite (mitmproxy streams it past REWRITE_CAP)
+            if action is not None and coverage is not None and action.stream is not None:
                 coverage.not_streamed()
+            self._stream(flow, state, ResponsePass(state, flow.response.headers.get("content-encoding")))
             return
         if action is not None and coverage is not None and action.rewrite_body and action.stream is None:
             coverage.streamed_whole()
         if action is not None and coverage is not None and action.stream is not None:
-            state.transform = WatchedStream(action.stream(), coverage)
+            transform = state.transform = WatchedStream(action.stream(), coverage)
             # The transform may end the body early: frame it as chunks, and do not reuse the connection.
             flow.response.headers.pop("content-length", None)
             flow.response.headers["transfer-encoding"] = "chunked"
             flow.response.headers["connection"] = "close"
-        state.entry.streamed = True
-        flow.response.stream = _Stream(state, flow.response)
+            self._stream(flow, state, TransformedStream(state, transform, flow.response))
+            return
+        self._stream(flow, state, ResponsePass(state, flow.response.headers.get("content-encoding")))
+
+    def _stream(self, flow: http.HTTPFlow, state: FlowState, fn: ResponsePass | TransformedStream) -> None:
+        assert flow.response is not None
+        state.streaming = state.entry.streamed = True
+        flow.response.stream = fn
 
     def response(self, flow: http.HTTPFlow) -> None:
         state: FlowState | None = flow.metadata.get(KEY)
         if state is None or flow.response is None:
             return
         action = state.decision.action if state.decision else None
-        if not state.entry.streamed:
+        coverage = state.coverage
+        if self._timed_out(state) and coverage is not None and state.watch is not None:
+            coverage.upstream_failed(state.watch.expired or "")
+        elif flow.response.stream and not state.streaming:  # mitmproxy streamed it: past REWRITE_CAP
+            state.entry.streamed = True
+            if coverage is not None:
+                coverage.unchanged(f"the answer was larger than {REWRITE_CAP_TEXT}, the most a rewrite buffers")
+        elif not state.streaming:
             body = flow.response.get_content(strict=False) or b""
-            coverage = state.coverage
             if action is not None and action.rewrite_body is not None and coverage and state.entry.upstream_called:
                 full, rewritten = len(body), action.rewrite_body(body)
                 if coverage.rewrote("response", body, rewritten):
@@ -148,53 +180,46 @@ class FaultAddon:
 
     def error(self, flow: http.HTTPFlow) -> None:
         state: FlowState | None = flow.metadata.get(KEY)
-        if state is not None:
-            state.entry.error = flow.error.msg if flow.error else "unknown error"
-            if state.coverage is not None and flow.response is None:
-                state.coverage.upstream_failed(state.entry.error)
-            self._finish(flow, state)
+        if state is None:
+            return
+        entry = state.entry
+        message = flow.error.msg if flow.error else "unknown error"
+        if state.watch is not None and state.watch.expired:
+            message = state.watch.expired
+        entry.error = entry.error or message
+        if state.coverage is not None and (flow.response is None or self._timed_out(state)):
+            state.coverage.upstream_failed(message)
+        self._finish(flow, state, self._client_status(flow, state))
 
-    def _finish(self, flow: http.HTTPFlow, state: FlowState) -> None:
+    @staticmethod
+    def _client_status(flow: http.HTTPFlow, state: FlowState) -> int | None:
+        """What the agent got when the flow failed: mitmproxy answers 502 unless the answer had begun
+        (then the agent saw its status and a broken body), the flow was killed, or the agent left."""
+        message = flow.error.msg if flow.error else ""
+        if message == mflow.Error.KILLED_MESSAGE or "client disconnected" in message.lower():
+            return None if flow.response is None or not state.streaming else flow.response.status_code
+        if flow.response is not None and state.streaming:
+            return flow.response.status_code
+        return 502
+
+    @staticmethod
+    def _timed_out(state: FlowState) -> bool:
+        return state.watch is not None and state.watch.expired is not None
+
+    def _finish(self, flow: http.HTTPFlow, state: FlowState, status: int | None = None) -> None:
         if state.finished:
             return
         state.finished = True
+        if state.watch is not None:
+            state.watch.stop()
         entry = state.entry
         entry.latency_ms = round((time.monotonic() - state.started) * 1000, 3)
         if flow.response is not None:
-            entry.status = flow.response.status_code
             entry.response_headers = redact_headers(flow.response.headers.items(multi=True))
+        entry.status = status if flow.error is not None else (flow.response.status_code if flow.response else None)
+        if state.watch is not None and state.watch.expired:
+            entry.error = state.watch.expired
         if state.coverage is not None:
             state.coverage.finish()
         entry.complete = True  # the body fields are read from the capture when the entry is serialized
-
-
-class _Stream:
-    """The stream callable mitmproxy calls per chunk (synchronously: it must never wait)."""
-
-    def __init__(self, state: FlowState, response: http.Response) -> None:
-        self.state = state
-        self.response = response
-
-    def __call__(self, data: bytes) -> bytes | list[bytes]:
-        state = self.state
-        transform, capture = state.transform, state.capture
-        if transform is None:
-            capture.add(data)
-            return data
-        # the watched transform sees every byte, even after the end, to tell whether it changed anything
-        out = transform.finish() if data == b"" else transform.feed(data)
-        if state.ended:
-            return []
-        capture.add(out)
-        if data == b"":  # the upstream finished; b"" is not sent at this point
-            return out
-        if transform.done:
-            state.ended = True
-            return self._end_here(out)
-        return out if out else []  # never b"" mid-stream: that would end the body
-
-    def _end_here(self, out: bytes) -> bytes:
-        """End the chunked body now, framed by hand: with the header gone, mitmproxy writes these bytes
-        as they are and adds no second terminator when the upstream finishes later."""
-        self.response.headers.pop("transfer-encoding", None)
-        return (b"%x\r\n%s\r\n" % (len(out), out) if out else b"") + b"0\r\n\r\n"
+        self.journal.settle(entry)

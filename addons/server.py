@@ -13,7 +13,8 @@ from mitmproxy.options import Options
 from mitmproxy.tools.dump import DumpMaster
 
 from flakeproxy.addons.control import ControlApi
-from flakeproxy.addons.fault_addon import FaultAddon
+from flakeproxy.addons.fault_addon import REWRITE_CAP, FaultAddon
+from flakeproxy.addons.upstream_timeouts import Timeouts
 from flakeproxy.config import FlakeproxyConfig, is_loopback_host
 from flakeproxy.config.proxy import split_host_port
 from flakeproxy.errors import ConfigError, InfrastructureError
@@ -93,10 +94,14 @@ class ProxyServer:
         _check_free("control API", self.admin)
         self._loop = asyncio.get_running_loop()
         master = self._master = DumpMaster(Options(mode=list(self.modes)), with_termlog=False, with_dumper=False)
+        timeouts = {
+            lst.name: Timeouts(lst.connect_timeout_ms, lst.read_timeout_ms) for lst in self.config.proxy.listeners
+        }
         master.addons.add(
-            FaultAddon(self.injector, self.modes, self.journal), _Lifecycle(self.api, self.admin, on_ready)
+            FaultAddon(self.injector, self.modes, self.journal, timeouts), _Lifecycle(self.api, self.admin, on_ready)
         )
-        master.options.update(connection_strategy="lazy")
+        # lazy: a fault can answer when the upstream is down; bodies a rewrite would buffer stream past the cap
+        master.options.update(connection_strategy="lazy", stream_large_bodies=REWRITE_CAP)
         signals = (signal.SIGTERM, signal.SIGINT) if handle_signals else ()
         for sig in signals:
             self._loop.add_signal_handler(sig, master.shutdown)

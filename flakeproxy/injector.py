@@ -6,6 +6,7 @@ import fnmatch
 import hashlib
 import itertools
 import random
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +17,8 @@ from flakeproxy.wire.action import Action
 from flakeproxy.wire.call import Call, TargetSpec
 
 SHARED = "_"  # counter key for requests that belong to no single cell
+#: What a cell id may be: it goes into URLs (POST /cells/{id}/end) and headers as it is.
+CELL_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 
 
 def fault_seed(seed: int, scenario: str, section: str, index: int, call_index: int, cell: str = "") -> int:
@@ -112,6 +115,17 @@ class Injector:
             + [("llm_faults", i, f, True) for i, f in enumerate(s.llm_faults)]
             + [("context_attacks", i, f, isinstance(f, LLM_ATTACKS)) for i, f in enumerate(s.context_attacks)]
         )
+
+    def may_fault(self, call: Call) -> bool:
+        """Whether a fault of the active scenario could match this call, judged before its body is read.
+
+        A call on a listener with MCP tool targets always could: the tool is named in the body.
+        """
+        if self.scenario is None:
+            return False
+        if any(t.mcp_tool and t.listener == call.listener for t in self.targets.values()):
+            return True
+        return any(self._matches(fault, llm_side, call) for _, _, fault, llm_side in self._faults())
 
     def decide(self, call: Call, cell_id: str | None) -> Decision | None:
         """Count this call for every fault it matches; the first one that fires decides the action."""

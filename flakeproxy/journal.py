@@ -3,6 +3,8 @@ bodies capped."""
 
 from __future__ import annotations
 
+import zlib
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -18,11 +20,25 @@ def redact_headers(headers: Iterable[tuple[str, str]], redactor: Redactor = DEFA
     return redactor.headers(headers)
 
 
-class BodyCapture:
-    """Keeps the first `cap` bytes of a body and counts all of it."""
+def readable(kept: bytes, encoding: str | None) -> bytes:
+    """Captured bytes as the agent's HTTP client reads them: gzip or deflate undone as far as the kept
+    part goes (a streamed body is captured as it came on the wire); other encodings left as they are."""
+    wbits = {"gzip": 47, "x-gzip": 47, "deflate": 15}.get((encoding or "").strip().lower())
+    if wbits is None or not kept:
+        return kept
+    try:
+        return zlib.decompressobj(wbits).decompress(kept, BODY_CAP_BYTES)
+    except zlib.error:
+        return kept
 
-    def __init__(self, cap: int = BODY_CAP_BYTES) -> None:
+
+class BodyCapture:
+    """Keeps the first `cap` bytes of a body and counts all of it; `encoding` is the body's
+    Content-Encoding when it is captured as it came on the wire."""
+
+    def __init__(self, cap: int = BODY_CAP_BYTES, encoding: str | None = None) -> None:
         self.cap = cap
+        self.encoding = encoding
         self.size = 0
         self._parts: list[bytes] = []
         self._kept = 0
@@ -35,7 +51,15 @@ class BodyCapture:
             self._kept += min(room, len(chunk))
 
     def text(self) -> str:
-        return b"".join(self._parts).decode("utf-8", "replace")
+        return readable(b"".join(self._parts), self.encoding).decode("utf-8", "replace")
+
+    def snapshot(self) -> tuple[tuple[bytes, ...], int]:
+        """The kept bytes (immutable pieces) and the size so far: cheap, and safe to read elsewhere."""
+        return tuple(self._parts), self.size
+
+    @property
+    def kept(self) -> int:
+        return self._kept
 
     @property
     def truncated(self) -> bool:
@@ -72,32 +96,73 @@ class JournalEntry:
     coverage: Coverage | None = field(default=None, repr=False, compare=False)
     redactor: Redactor | None = field(default=None, repr=False, compare=False)  # set by Journal.add
 
+    accounted: int = field(default=0, repr=False, compare=False)  # bytes the journal counts for it
+
+    def snapshot(self) -> Snapshot:
+        """The entry as it is now, taken on the event loop in microseconds; render it anywhere."""
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _LIVE}
+        if self.fault is not None:
+            data["fault"] = {**self.fault, **(self.coverage.record() if self.coverage else _NO_COVERAGE)}
+        redactor = self.redactor or DEFAULT
+        if self.capture is None:
+            return Snapshot(data, None, 0, None, redactor)
+        parts, size = self.capture.snapshot()
+        return Snapshot(data, parts, size, self.capture.encoding, redactor)
+
     def to_json(self) -> dict[str, Any]:
         """The entry as JSON, secrets redacted (the entry is left as it is); for a response still streaming,
         the body received so far; the fault with whether it applied (see flakeproxy.wire.coverage)."""
-        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _LIVE}
-        if self.capture is not None:
-            data["response_body"] = self.capture.text()
-            data["response_bytes"] = self.capture.size
-            data["body_truncated"] = self.capture.truncated
-        if self.fault is not None:
-            data["fault"] = {**self.fault, **(self.coverage.record() if self.coverage else _NO_COVERAGE)}
-        return (self.redactor or DEFAULT).entry(data)
+        return self.snapshot().to_json()
+
+    def weight(self) -> int:
+        """Roughly the bytes this entry holds: its capped bodies, headers and a fixed overhead."""
+        kept = self.capture.kept if self.capture is not None else len(self.response_body)
+        headers = sum(len(k) + len(v) for h in (self.request_headers, self.response_headers) for k, v in h.items())
+        return ENTRY_OVERHEAD_BYTES + len(self.url) + len(self.request_body) + kept + headers
 
 
-_LIVE = {"capture", "coverage", "redactor"}  # objects the proxy updates while the flow goes on; read at serialization
+@dataclass(frozen=True)
+class Snapshot:
+    """An entry's JSON fields at one moment, with the captured body still as bytes."""
+
+    fields: dict[str, Any]
+    body: tuple[bytes, ...] | None  # None: the fields already hold the body
+    size: int  # bytes on the wire
+    encoding: str | None = None
+    redactor: Redactor = DEFAULT
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON with secrets redacted (done here, off the event loop: it parses bodies)."""
+        if self.body is None:
+            return self.redactor.entry(self.fields)
+        kept = b"".join(self.body)
+        text = readable(kept, self.encoding).decode("utf-8", "replace")
+        body = {"response_body": text, "response_bytes": self.size}
+        return self.redactor.entry({**self.fields, **body, "body_truncated": self.size > len(kept)})
+
+
+#: What the journal keeps at most (bodies are capped at BODY_CAP_BYTES each); the oldest entries go first.
+JOURNAL_MAX_BYTES = 64 * 1024 * 1024
+#: What one entry costs beyond its bodies and headers (the Python objects), counted against the budget.
+ENTRY_OVERHEAD_BYTES = 1024
+_LIVE = {"capture", "coverage", "accounted", "redactor"}  # kept out of the JSON; the live parts are read by snapshot()
 _NO_COVERAGE = {"applied": False, "effect": None, "not_applied_reason": None}
 
 
 class Journal:
-    """Entries in arrival order, bounded: the oldest go first once max_entries is reached."""
+    """Entries in arrival (= seq) order, bounded in bytes: the oldest go first past max_bytes."""
 
-    def __init__(self, max_entries: int = 10_000, redactor: Redactor | None = None) -> None:
-        self.max_entries = max_entries
+    def __init__(self, max_bytes: int = JOURNAL_MAX_BYTES, redactor: Redactor | None = None) -> None:
+        self.max_bytes = max_bytes
         self.redactor = redactor or DEFAULT  # the config's: Redactor(config.redact)
-        self.entries: list[JournalEntry] = []
+        self._entries: deque[JournalEntry] = deque()
+        self.bytes = 0
         self.dropped = 0
         self._seq = 0
+
+    @property
+    def entries(self) -> list[JournalEntry]:
+        return list(self._entries)
 
     def next_seq(self) -> int:
         self._seq += 1
@@ -105,15 +170,48 @@ class Journal:
 
     def add(self, entry: JournalEntry) -> None:
         entry.redactor = entry.redactor or self.redactor
-        self.entries.append(entry)
-        if len(self.entries) > self.max_entries:
-            excess = len(self.entries) - self.max_entries
-            del self.entries[:excess]
-            self.dropped += excess
+        entry.accounted = entry.weight()
+        self._entries.append(entry)
+        self.bytes += entry.accounted
+        self._trim()
+
+    def settle(self, entry: JournalEntry) -> None:
+        """Count what an entry grew to (its response arrived) if the journal still holds it."""
+        if entry.accounted:
+            new = entry.weight()
+            self.bytes += new - entry.accounted
+            entry.accounted = new
+            self._trim()
+
+    def _trim(self) -> None:
+        while self.bytes > self.max_bytes and len(self._entries) > 1:
+            old = self._entries.popleft()
+            self.bytes -= old.accounted
+            old.accounted = 0
+            self.dropped += 1
 
     def for_cell(self, cell_id: str) -> list[JournalEntry]:
-        return [e for e in self.entries if e.cell == cell_id]
+        return [e for e in self._entries if e.cell == cell_id]
+
+    def page(
+        self, since: int = 0, limit: int = 1000, cell: str | None = None, unattributed: bool = False
+    ) -> tuple[list[JournalEntry], int | None]:
+        """Up to `limit` entries with seq > since (of one cell, or those of no cell), and the seq to
+        pass as `since` for the next page (None when there is no more)."""
+        out: list[JournalEntry] = []
+        for entry in self._entries:
+            if entry.seq <= since or (cell is not None and entry.cell != cell):
+                continue
+            if unattributed and entry.cell is not None:
+                continue
+            if len(out) == limit:
+                return out, out[-1].seq
+            out.append(entry)
+        return out, None
 
     def clear(self) -> None:
-        self.entries.clear()
+        for entry in self._entries:
+            entry.accounted = 0
+        self._entries.clear()
+        self.bytes = 0
         self.dropped = 0

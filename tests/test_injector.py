@@ -82,3 +82,13 @@ def test_llm_faults_aim_at_api_targets_only() -> None:
 def test_no_scenario_no_fault() -> None:
     inj = Injector(TARGETS)
     assert inj.decide(call(), None) is None
+
+
+def test_may_fault_is_judged_before_the_body() -> None:
+    assert not Injector(TARGETS).may_fault(call())  # no scenario
+    only_llm = injector(0, llm_faults=[{"mode": "error"}])
+    assert only_llm.may_fault(call("llm")) and not only_llm.may_fault(call("quotes"))
+    assert not injector(0, tool_faults=[{"tool": "quotes", "mode": "error"}]).may_fault(call("llm"))
+    with_mcp = Injector({**TARGETS, "tool": TargetSpec("tools", mcp_tool="search")})
+    with_mcp.set_scenario(Scenario.model_validate({"name": "s", "llm_faults": [{"mode": "error"}]}), 0)
+    assert with_mcp.may_fault(call("quotes"))  # the MCP tool is named in the body: it must be read

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from flakeproxy.journal import BodyCapture, Journal, JournalEntry, redact_headers
+from flakeproxy.journal import BodyCapture, Journal, JournalEntry, readable, redact_headers
 from flakeproxy.wire.coverage import Coverage
 
 
@@ -27,16 +27,51 @@ def test_capture_caps_and_counts() -> None:
     assert (capture.text(), capture.size, capture.truncated) == ("abcd", 6, True)
 
 
-def _entry(seq: int, cell: str | None) -> JournalEntry:
-    return JournalEntry(seq, cell, [], 0.0, "l", [], "GET", "u", {}, "", 0)
+def _entry(seq: int, cell: str | None, body: str = "") -> JournalEntry:
+    return JournalEntry(seq, cell, [], 0.0, "l", [], "GET", "u", {}, body, len(body))
 
 
-def test_journal_is_bounded_and_filters_by_cell() -> None:
-    journal = Journal(max_entries=3)
-    for i in range(5):
-        journal.add(_entry(i, "a" if i % 2 else "b"))
-    assert [e.seq for e in journal.entries] == [2, 3, 4] and journal.dropped == 2
-    assert [e.seq for e in journal.for_cell("a")] == [3]
+def test_journal_is_bounded_in_bytes_oldest_first() -> None:
+    one = _entry(0, None, "x" * 1000).weight()
+    journal = Journal(max_bytes=3 * one)
+    for i in range(1, 6):
+        journal.add(_entry(i, "a" if i % 2 else "b", "x" * 1000))
+    assert [e.seq for e in journal.entries] == [3, 4, 5] and journal.dropped == 2 and journal.bytes == 3 * one
+    assert [e.seq for e in journal.for_cell("a")] == [3, 5]
+
+
+def test_an_entry_that_grows_is_counted_when_it_settles() -> None:
+    journal = Journal(max_bytes=2 * _entry(0, None).weight() + 100_000)
+    first, second = _entry(1, None), _entry(2, None)
+    journal.add(first)
+    journal.add(second)
+    second.capture = BodyCapture(cap=200_000)
+    second.capture.add(b"y" * 150_000)
+    journal.settle(second)
+    assert [e.seq for e in journal.entries] == [2] and journal.dropped == 1
+    journal.settle(first)  # dropped already: no longer counted
+    assert journal.bytes == second.weight()
+
+
+def test_a_single_entry_over_the_budget_stays() -> None:
+    journal = Journal(max_bytes=10)
+    journal.add(_entry(1, None, "x" * 100))
+    assert len(journal.entries) == 1 and journal.dropped == 0
+
+
+def test_pages_follow_seq_and_filter() -> None:
+    journal = Journal()
+    for i in range(1, 8):
+        journal.add(_entry(i, None if i % 3 == 0 else "a"))
+    seqs = lambda page: ([e.seq for e in page[0]], page[1])  # noqa: E731
+    assert seqs(journal.page(limit=3)) == ([1, 2, 3], 3)
+    assert seqs(journal.page(since=3, limit=3)) == ([4, 5, 6], 6)
+    assert seqs(journal.page(since=6, limit=3)) == ([7], None)
+    assert seqs(journal.page(limit=4)) == ([1, 2, 3, 4], 4)
+    assert seqs(journal.page(limit=7)) == ([1, 2, 3, 4, 5, 6, 7], None)
+    assert seqs(journal.page(cell="a", limit=2)) == ([1, 2], 2)
+    assert seqs(journal.page(unattributed=True)) == ([3, 6], None)
+    assert seqs(journal.page(since=3, unattributed=True, limit=1)) == ([6], None)
 
 
 def test_to_json_reads_the_live_parts_without_changing_the_entry() -> None:
@@ -50,3 +85,16 @@ def test_to_json_reads_the_live_parts_without_changing_the_entry() -> None:
     assert (entry.response_body, entry.response_bytes, entry.fault) == ("", 0, {"kind": "stream_cut"})
     entry.coverage.closed()
     assert entry.to_json()["fault"]["effect"] == "connection closed"
+
+
+def test_a_compressed_capture_reads_as_text() -> None:
+    import gzip
+    import zlib
+
+    body = b'{"a": "' + b"x" * 200_000 + b'"}'
+    capture = BodyCapture(encoding="gzip")
+    capture.add(gzip.compress(body))
+    assert capture.text() == body[:65536].decode()
+    assert readable(zlib.compress(b"hi"), "deflate") == b"hi"
+    assert readable(b"not gzip", "gzip") == b"not gzip"
+    assert readable(b"br bytes", "br") == b"br bytes"

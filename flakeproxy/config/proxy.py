@@ -32,6 +32,14 @@ class Listener(StrictModel):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$", description="'forward' is taken by the forward listener.")
     listen: HostPort
     upstream: HttpUrl
+    connect_timeout_ms: int = Field(
+        10_000, ge=1, description="No TCP connection to the upstream by then: the agent gets 502, journaled."
+    )
+    read_timeout_ms: int = Field(
+        300_000,
+        ge=1,
+        description="No response headers by then (504), or no body bytes for that long (502, or a closed stream).",
+    )
 
 
 class ProxyConfig(StrictModel):

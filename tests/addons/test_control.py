@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import http.client
+import json
 import os
 import signal
 import socket
 import subprocess
 import sys
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.support.http import fetch
+from tests.support.http import Seen, fetch
 from tests.support.proxy import Control, Proxy, config_for, running_proxy
 from tests.support.upstream import RunningUpstream, Upstream
 
@@ -76,6 +79,87 @@ def test_bad_requests_say_what_is_valid(world: tuple[Upstream, Proxy]) -> None:
     assert status == 404 and body["error"] == "no open cell 'c999'"
 
 
+def raw(proxy: Proxy, method: str, path: str, body: bytes, headers: dict[str, str] | None = None) -> Seen:
+    base = proxy.control.url
+    return fetch(base, path, method, body, {"content-type": "application/json", **(headers or {})}, timeout=30)
+
+
+def error_of(seen: Seen) -> str:
+    assert seen.headers["content-type"].startswith("application/json"), seen
+    body = json.loads(seen.body)
+    assert list(body) == ["error"] or "valid" in body, body
+    return str(body["error"])
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "says"),
+    [
+        (b'{"name": ["x"]}', 400, 'name must be a string (a scenario of chaos_matrix) or null, got ["x"]'),
+        (b'{"name": {}}', 400, "name must be a string (a scenario of chaos_matrix) or null, got {}"),
+        (b'{"name": "\xff', 400, "body is not UTF-8 (byte 10: b'\\xff'); send JSON"),
+        (b"[" * 100_000 + b"]" * 100_000, 400, "body nests JSON too deeply to read"),
+        (b"{" * 3, 400, "body is not JSON (Expecting property name"),
+        (b"[1]", 400, "body must be a JSON object, got list"),
+        (b'{"seed": "1"}', 400, "seed must be an integer, got '1'"),
+        (b" " * (10 * 1024 * 1024), 413, "body too large: 10485760 bytes; the control API reads at most 1048576"),
+    ],
+    ids=["name-list", "name-object", "not-utf8", "deep", "not-json", "not-object", "seed", "10MB"],
+)
+def test_every_bad_scenario_body_is_a_4xx_json_error(
+    world: tuple[Upstream, Proxy], body: bytes, status: int, says: str
+) -> None:
+    seen = raw(world[1], "PUT", "/scenario", body)
+    assert seen.status == status and error_of(seen).startswith(says), (seen.status, seen.body[:300])
+
+
+def test_a_body_too_large_without_a_length_is_a_413(world: tuple[Upstream, Proxy]) -> None:
+    def chunks() -> Iterator[bytes]:
+        yield from [b" " * 65536] * 40  # 2.5 MiB, chunked: the size is not known up front
+
+    url = urllib.parse.urlsplit(world[1].control.url)
+    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
+    try:
+        conn.request(
+            "PUT", "/scenario", body=chunks(), headers={"content-type": "application/json"}, encode_chunked=True
+        )
+        response = conn.getresponse()
+        assert response.status == 413
+        assert json.loads(response.read())["error"].startswith("body too large: more; the control API reads at most")
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize(
+    "bad", ["a/b", "", "x" * 129, "sp ace", "é"], ids=["slash", "empty", "long", "space", "accent"]
+)
+def test_cell_ids_are_checked(world: tuple[Upstream, Proxy], bad: str) -> None:
+    status, body = world[1].control.call("POST", "/cells", {"id": bad})
+    assert status == 400 and body["error"].startswith(f"cell id {bad!r} is not valid: use 1-128 letters")
+    assert world[1].control.ok("GET", "/healthz")["open_cells"] == []
+
+
+def test_a_cell_with_a_runner_style_id_begins_and_ends(world: tuple[Upstream, Proxy]) -> None:
+    control = world[1].control
+    assert control.ok("POST", "/cells", {"id": "e12.r0", "label": "x"}) == {"id": "e12.r0", "label": "x"}
+    status, body = control.call("POST", "/cells", {"id": "e12.r0"})
+    assert status == 409 and body["error"] == "cell 'e12.r0' is already open; end it first or pick another id"
+    assert control.end("e12.r0") == []
+    assert control.call("POST", "/cells/e12.r0/end")[0] == 404
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        ({"label": 3}, "label must be a string (e.g. 'invariant x scenario') or null, got 3"),
+        ({"id": ["a"]}, "id must be a string (e.g. 'e12.r0') or null, got [\"a\"]"),
+        ({"lable": "x"}, "unknown keys ['lable']"),
+    ],
+)
+def test_bad_cell_bodies(world: tuple[Upstream, Proxy], body: dict[str, object], says: str) -> None:
+    status, answer = world[1].control.call("POST", "/cells", body)
+    assert (status, answer["error"]) == (400, says)
+
+
 def test_journal_per_cell(world: tuple[Upstream, Proxy]) -> None:
     _, proxy = world
     proxy.control.scenario("down")
@@ -134,6 +218,20 @@ def test_token_is_required_when_set() -> None:
         assert anonymous.call("GET", "/healthz")[0] == 401
         assert anonymous.call("PUT", "/scenario", {"name": None}, token="wrong")[0] == 401
         assert proxy.control.call("GET", "/healthz")[0] == 200
+        for header, status in [
+            ("bearer s3cret", 200),
+            ("BEARER  s3cret", 200),
+            ("s3cret", 401),
+            ("Basic s3cret", 401),
+            ("Bearer", 401),
+            ("Bearers3cret", 401),
+        ]:
+            seen = fetch(proxy.control.url, "/healthz", headers={"authorization": header})
+            assert seen.status == status, header
+            if status == 401:
+                assert json.loads(seen.body) == {
+                    "error": "missing or wrong token; send Authorization: Bearer <proxy.token>"
+                }
 
 
 def test_refuses_to_bind_beyond_loopback_without_a_token(tmp_path: Path) -> None:

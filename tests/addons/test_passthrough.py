@@ -66,7 +66,7 @@ def test_unreachable_upstream_gives_502_and_a_journal_entry() -> None:
         assert response.status == 502
         assert "Connect call failed" in body or "Connection refused" in body
         [entry] = p.control.journal()
-        assert entry["status"] is None and entry["fault"] is None
+        assert entry["status"] == 502 and entry["fault"] is None and entry["complete"]  # what the client got
         assert "Connect call failed" in entry["error"] or "refused" in entry["error"]
 
 

@@ -1,0 +1,85 @@
+"""What the addon keeps per flow, and the stream callables mitmproxy calls per body chunk.
+
+mitmproxy calls a stream callable synchronously for each chunk (b"" once at the end of the body): it
+must never wait, and it never holds the whole body.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mitmproxy import http
+
+from flakeproxy.addons.upstream_timeouts import UpstreamWatch
+from flakeproxy.injector import Decision
+from flakeproxy.journal import BodyCapture, JournalEntry
+from flakeproxy.wire.coverage import Coverage, WatchedStream
+
+
+@dataclass
+class FlowState:
+    entry: JournalEntry
+    decision: Decision | None
+    started: float
+    capture: BodyCapture = field(default_factory=BodyCapture)
+    coverage: Coverage | None = None  # what the decided fault changed, if one was decided
+    transform: WatchedStream | None = None
+    watch: UpstreamWatch | None = None
+    streaming: bool = False  # the response body goes through as it comes (its headers are sent first)
+    ended: bool = False  # the streamed body was ended early by the transform
+    finished: bool = False  # the journal entry was written
+
+
+class RequestPass:
+    """A request body streamed upstream as it comes; the journal keeps its first bytes."""
+
+    def __init__(self, encoding: str | None) -> None:
+        self.capture = BodyCapture(encoding=encoding)
+
+    def __call__(self, data: bytes) -> bytes:
+        self.capture.add(data)
+        return data
+
+
+class ResponsePass:
+    """A response body streamed to the agent as it comes: counted, its first bytes kept, the upstream
+    read deadline moved on."""
+
+    def __init__(self, state: FlowState, encoding: str | None) -> None:
+        self.state = state
+        state.capture.encoding = encoding
+
+    def __call__(self, data: bytes) -> bytes:
+        self.state.capture.add(data)
+        if self.state.watch is not None:
+            self.state.watch.activity()
+        return data
+
+
+class TransformedStream:
+    """An SSE body fed through a fault's transform, chunk by chunk."""
+
+    def __init__(self, state: FlowState, transform: WatchedStream, response: http.Response) -> None:
+        self.state, self.transform, self.response = state, transform, response
+
+    def __call__(self, data: bytes) -> bytes | list[bytes]:
+        state, transform = self.state, self.transform
+        if state.watch is not None:
+            state.watch.activity()
+        # the watched transform sees every byte, even after the end, to tell whether it changed anything
+        out = transform.finish() if data == b"" else transform.feed(data)
+        if state.ended:
+            return []
+        state.capture.add(out)
+        if data == b"":  # the upstream finished; b"" is not sent at this point
+            return out
+        if transform.done:
+            state.ended = True
+            return self._end_here(out)
+        return out if out else []  # never b"" mid-stream: that would end the body
+
+    def _end_here(self, out: bytes) -> bytes:
+        """End the chunked body now, framed by hand: with the header gone, mitmproxy writes these bytes
+        as they are and adds no second terminator when the upstream finishes later."""
+        self.response.headers.pop("transfer-encoding", None)
+        return (b"%x\r\n%s\r\n" % (len(out), out) if out else b"") + b"0\r\n\r\n"
