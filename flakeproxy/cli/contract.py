@@ -12,6 +12,7 @@ import click
 from flakeproxy.cli.options import config_option
 from flakeproxy.config import load_config
 from flakeproxy.contract import plan_contract
+from flakeproxy.reports import DEFAULT_FORMATS, parse_formats
 from flakeproxy.results import RunResult
 
 
@@ -32,9 +33,31 @@ def validate_contract(config_path: str) -> None:
     )
 
 
-def _run(config_path: str, output: str | None, seed: int | None, concurrency: int | None, quiet: bool) -> RunResult:
+def _write_reports(out: Path, formats: list[str], result: RunResult | None = None) -> None:
+    """The chosen reports next to results.json; after an interrupted run, from the results.json it left."""
+    from flakeproxy.cli.report import load_result
+    from flakeproxy.reports import write
+
+    if not formats:
+        return
+    if result is None:
+        if not (out / "results.json").exists():
+            return
+        result = load_result(out / "results.json")
+    write(result, out, formats)
+
+
+def _run(
+    config_path: str,
+    output: str | None,
+    seed: int | None,
+    concurrency: int | None,
+    quiet: bool,
+    formats: str = ",".join(DEFAULT_FORMATS),
+) -> RunResult:
     from flakeproxy.runner.engine import run_contract_async
 
+    wanted = parse_formats(formats)
     config = load_config(config_path)
     updates = {k: v for k, v in (("seed", seed), ("concurrency", concurrency)) if v is not None}
     if updates:
@@ -66,11 +89,14 @@ def _run(config_path: str, output: str | None, seed: int | None, concurrency: in
                 loop.remove_signal_handler(sig)
 
     try:
-        return asyncio.run(main())
+        result = asyncio.run(main())
     except (KeyboardInterrupt, asyncio.CancelledError):
         name = stopped_by[0] if stopped_by else "SIGINT"
+        _write_reports(out, wanted)
         click.echo(f"error: interrupted by {name}; the results so far are in {out / 'results.json'}", err=True)
         raise SystemExit(143 if name == "SIGTERM" else 130) from None
+    _write_reports(out, wanted, result)
+    return result
 
 
 def _exit(result: RunResult) -> None:
@@ -80,10 +106,21 @@ def _exit(result: RunResult) -> None:
 run_options = [
     config_option,
     click.option(
-        "-o", "--output", type=click.Path(file_okay=False), help="Folder for results.json (default run.output)."
+        "-o",
+        "--output",
+        type=click.Path(file_okay=False),
+        help="Folder for results.json and the reports (default run.output).",
     ),
     click.option("--seed", type=int, help="Override run.seed."),
     click.option("--concurrency", type=click.IntRange(1, 64), help="Override run.concurrency."),
+    click.option(
+        "--format",
+        "formats",
+        default=",".join(DEFAULT_FORMATS),
+        show_default=True,
+        help="Reports to write next to results.json: a comma-separated list of junit (junit.xml), html "
+        "(report.html), md (summary.md), terminal (report.txt), or none.",
+    ),
 ]
 
 
@@ -95,24 +132,28 @@ def _with_run_options(fn: Any) -> Any:
 
 @contract.command("run")
 @_with_run_options
-def run_contract_command(config_path: str, output: str | None, seed: int | None, concurrency: int | None) -> None:
+def run_contract_command(
+    config_path: str, output: str | None, seed: int | None, concurrency: int | None, formats: str
+) -> None:
     """Run every invariant in every scenario of the chaos matrix; print the matrix, the score, PASS/FAIL.
 
-    Progress goes to stderr, the matrix to stdout, results.json to --output. Exit 0 PASS, 1 FAIL,
-    2 a config problem, 3 the agent or the proxy failed.
+    Progress goes to stderr, the matrix to stdout; results.json, junit.xml, report.html and summary.md
+    to --output. Exit 0 PASS, 1 FAIL, 2 a config problem, 3 the agent or the proxy failed.
     """
-    from flakeproxy.report_terminal import render
+    from flakeproxy.reports.terminal import render
 
-    result = _run(config_path, output, seed, concurrency, quiet=False)
+    result = _run(config_path, output, seed, concurrency, quiet=False, formats=formats)
     click.echo(render(result))
     _exit(result)
 
 
 @contract.command("score")
 @_with_run_options
-def score_command(config_path: str, output: str | None, seed: int | None, concurrency: int | None) -> None:
+def score_command(
+    config_path: str, output: str | None, seed: int | None, concurrency: int | None, formats: str
+) -> None:
     """Run the contract and print the resilience score alone (e.g. 87.5); exit codes as `contract run`."""
-    result = _run(config_path, output, seed, concurrency, quiet=True)
+    result = _run(config_path, output, seed, concurrency, quiet=True, formats=formats)
     assert result.score is not None
     click.echo(f"{result.score.resilience:.1f}")
     _exit(result)

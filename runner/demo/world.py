@@ -12,7 +12,7 @@ import yaml
 from aiohttp import web
 
 from flakeproxy.config import load_config
-from flakeproxy.report_terminal import render
+from flakeproxy.reports.terminal import render
 from flakeproxy.results import RunResult
 from flakeproxy.runner.demo.agents import DemoAgent, Urls, agent_app
 from flakeproxy.runner.demo.services import upstream_app
