@@ -1,0 +1,99 @@
+"""report.html in headless Chromium: self-contained (no request but the file itself), no console error, the
+naive agent's FAIL cells in the grid linking to their detail, agent text shown as text, usable at phone width."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+
+import pytest
+
+from flakeproxy.reports import write
+from flakeproxy.reports.html import render
+from flakeproxy.results import RunResult
+from tests.reports.browser import Page, open_page
+from tests.reports.conftest import AGENTS, interrupted
+
+PAYLOAD = "<img src=x onerror=alert(1)><script>alert(2)</script>"
+PNG = b"\x89PNG\r\n\x1a\n"
+PROBES = {
+    "fails": "[...document.querySelectorAll('table.matrix a.o-fail')].map(a => a.closest('tr').querySelector('th')"
+    ".textContent + ' @ ' + document.querySelectorAll('table.matrix thead th')[a.closest('td').cellIndex].textContent)",
+    "dangling": "[...document.querySelectorAll('table.matrix a')].filter(a => !document.getElementById("
+    "a.getAttribute('href').slice(1))).length",
+    "verdict": "document.querySelector('.verdict').textContent",
+    "overflow": "document.documentElement.scrollWidth - window.innerWidth",
+    "scripts": "document.scripts.length",
+    "images": "document.images.length",
+    "text": "document.body.innerText",
+}
+
+
+def _open(result: RunResult, tmp_path: Path, width: int = 1200) -> tuple[Page, Path]:
+    [path] = write(result, tmp_path, ["html"])
+    page = asyncio.run(open_page(path, PROBES, width=width, height=900))
+    assert page.screenshot.startswith(PNG) and len(page.screenshot) > 10_000
+    assert page.errors == [] and page.dialogs == []
+    assert page.requests == [path.resolve().as_uri()], "the report fetched something besides itself"
+    return page, path
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_html_report_in_chromium(agent: str, demo: dict[str, RunResult], chromium: str, tmp_path: Path) -> None:
+    result = demo[agent]
+    page, path = _open(result, tmp_path)
+    (tmp_path / "screenshot.png").write_bytes(page.screenshot)
+    expected = sorted(f"{c.invariant} @ {c.scenario}" for c in result.cells if c.outcome == "fail")
+    assert sorted(page.values["fails"]) == expected
+    assert len(expected) == (6 if agent == "naive" else 0)
+    assert page.values["dangling"] == 0
+    assert page.values["verdict"] == ("FAIL" if agent == "naive" else "PASS")
+    assert page.values["overflow"] <= 0 and page.values["scripts"] == 0
+    for cell in result.cells:
+        if cell.outcome == "fail":
+            assert cell.reason in page.values["text"]
+
+
+def test_agent_text_shows_as_text_and_runs_nothing(demo: dict[str, RunResult], chromium: str, tmp_path: Path) -> None:
+    result = demo["naive"].model_copy(deep=True)
+    cell = result.cell("never-fabricate-when-tools-fail", "tool-down")
+    episode = result.episode(cell.episodes[0])
+    episode.answer = PAYLOAD
+    episode.journal[0]["url"] = f"http://127.0.0.1/{PAYLOAD}"
+    cell.reason = f"matched {PAYLOAD}"
+    cell.verdicts[0].evidence = {"excerpt": PAYLOAD}
+    result.warnings.append(PAYLOAD)
+    page, path = _open(result, tmp_path)
+    assert page.values["scripts"] == 0 and page.values["images"] == 0
+    assert page.values["text"].count(PAYLOAD) >= 4  # answer (cell and episode), reason, warning
+    assert "&lt;img src=x onerror=alert(1)&gt;" in path.read_text()
+
+
+def test_phone_width_scrolls_the_matrix_not_the_page(demo: dict[str, RunResult], chromium: str, tmp_path: Path) -> None:
+    page, _ = _open(demo["naive"], tmp_path, width=390)
+    assert page.values["overflow"] <= 0
+    assert len(page.values["fails"]) == 6
+
+
+def test_html_is_self_contained_and_handles_print_dark_and_interruption(demo: dict[str, RunResult]) -> None:
+    text = render(interrupted(demo["naive"]))
+    assert "Content-Security-Policy\" content=\"default-src 'none'" in text
+    assert re.findall(r"""(?:src|href)=["']?(?!#)[^"' >]+""", text) == []
+    assert "@media print" in text and "prefers-color-scheme:dark" in text and "<script" not in text
+    assert "<b>Interrupted.</b>" in text and ">INCOMPLETE<" in text
+    assert text.count('class="o-missing"') == 5 * len(demo["naive"].invariants)  # scenarios not run
+
+
+def test_the_harness_sees_what_it_must_not(chromium: str, tmp_path: Path) -> None:
+    """The checks above can fail: an unescaped payload and a fetch show up as errors and requests."""
+    from flakeproxy.reports.html import CSP
+
+    path = tmp_path / "bad.html"
+    path.write_text(
+        f'<html><head><meta http-equiv="Content-Security-Policy" content="{CSP}"></head>'
+        f'<body>{PAYLOAD}<img src="http://127.0.0.1:9/a.png"></body></html>'
+    )
+    page = asyncio.run(open_page(path, {"images": PROBES["images"]}))
+    assert len(page.errors) >= 2 and any("inline script" in e for e in page.errors)
+    assert "http://127.0.0.1:9/a.png" in page.requests and page.values["images"] == 2
