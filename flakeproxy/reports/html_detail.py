@@ -126,6 +126,15 @@ def episode_detail(episode: Episode, anchor: str) -> str:
         else '<p class="muted">No request went through the proxy in this episode.</p>'
     )
     scenario = esc(episode.scenario) if episode.scenario is not None else "calm baseline"
+    applied, decided = len(episode.faults()), len(episode.faults(applied=None))
+    marks = f' <span class="badge f-applied">{applied} fault{"s" * (applied != 1)} applied</span>' if applied else ""
+    if decided > applied:
+        marks += f' <span class="badge f-not">{decided - applied} not applied</span>'
+    if episode.error:
+        marks += ' <span class="badge o-error">agent error</span>'
+    if retries:
+        marks += f' <span class="badge retry">{len(retries)} retr{"ies" if len(retries) != 1 else "y"}</span>'
+
     meta = [
         ("prompt", f"<pre>{esc(episode.prompt)}</pre>"),
         ("answer", _answer(episode)),
@@ -136,6 +145,6 @@ def episode_detail(episode: Episode, anchor: str) -> str:
     return (
         f'<details class="cell" id="{anchor}"><summary><h3>{esc(episode.id)}</h3> <b>{scenario}</b> '
         f'<span class="muted">prompt {episode.prompt_index + 1} · replica {episode.replica} · '
-        f"{esc(episode.purpose)}</span></summary>"
+        f"{esc(episode.purpose)}</span>{marks}</summary>"
         f'<div class="body">{_kv(meta)}{table}</div></details>'
     )

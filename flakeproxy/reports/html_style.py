@@ -42,8 +42,8 @@ th{font-weight:600;font-size:.85rem;color:var(--muted);background:var(--card)}
 table.matrix{width:auto;min-width:100%}
 .matrix th.inv{position:sticky;left:0;background:var(--card);z-index:1;white-space:nowrap;color:var(--fg)}
 .matrix thead th{white-space:nowrap;text-align:center}
-.matrix td{text-align:center;padding:4px}
-.matrix td a,.matrix td span{display:block;min-width:64px;padding:6px 8px;border-radius:6px;
+.matrix td{text-align:center;padding:3px}
+.matrix td a,.matrix td span{display:block;min-width:54px;padding:6px 6px;border-radius:6px;
 font-weight:700;font-size:.8rem;text-decoration:none}
 .o-pass{color:var(--pass);background:var(--pass-bg)}.o-fail{color:var(--fail);background:var(--fail-bg)}
 .o-error{color:var(--error);background:var(--error-bg)}.o-not_applicable{color:var(--na);background:var(--na-bg)}
@@ -54,6 +54,7 @@ white-space:nowrap}
 .cell{border:1px solid var(--line);border-radius:8px;margin:.6rem 0;background:var(--bg)}
 .cell>summary{cursor:pointer;padding:10px 12px;display:flex;gap:10px;align-items:baseline;flex-wrap:wrap}
 .cell>summary h3{display:inline}
+.cell>summary::before{content:"\\25B8";color:var(--muted)}.cell[open]>summary::before{content:"\\25BE"}
 .cell .body{padding:0 12px 12px}
 .verdict-box{border-top:1px dashed var(--line);padding-top:8px;margin-top:8px}
 dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:.4rem 0}

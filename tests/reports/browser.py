@@ -11,7 +11,6 @@ import itertools
 import json
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from collections.abc import AsyncIterator
@@ -26,22 +25,6 @@ DEADLINE_S = 30.0
 
 def chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
-
-
-def ensure_chromium() -> str | None:
-    """Chromium's path, installing Debian's package where it is missing and we are root; None if impossible."""
-    found = chromium()
-    if found or shutil.which("apt-get") is None or not hasattr(__import__("os"), "geteuid"):
-        return found
-    import os
-
-    if os.geteuid() != 0:
-        return None
-    for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "chromium"]):
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
-        if done.returncode != 0:
-            return None
-    return chromium()
 
 
 @dataclass

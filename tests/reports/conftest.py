@@ -9,7 +9,7 @@ import pytest
 
 from flakeproxy.results import RunResult
 from flakeproxy.runner.demo.world import run_demo_sync
-from tests.reports.browser import ensure_chromium
+from tests.reports.browser import chromium as find_chromium
 
 AGENTS = ("careful", "naive")
 
@@ -40,9 +40,9 @@ def saved(tmp_path: Path) -> Callable[[RunResult], Path]:
 
 @pytest.fixture(scope="session")
 def chromium() -> str:
-    found = ensure_chromium()
-    if found is None:
-        pytest.skip("headless Chromium is missing and Debian's chromium package could not be installed here")
+    found = find_chromium()
+    if found is None:  # scripts/test installs Debian's chromium package where it can (root, apt-get)
+        pytest.skip("headless Chromium is missing: apt-get install -y chromium (scripts/test does it as root)")
     return found
 
 

@@ -42,7 +42,7 @@ def _open(result: RunResult, tmp_path: Path, width: int = 1200) -> tuple[Page, P
 @pytest.mark.parametrize("agent", AGENTS)
 def test_html_report_in_chromium(agent: str, demo: dict[str, RunResult], chromium: str, tmp_path: Path) -> None:
     result = demo[agent]
-    page, path = _open(result, tmp_path)
+    page, _ = _open(result, tmp_path)
     (tmp_path / "screenshot.png").write_bytes(page.screenshot)
     expected = sorted(f"{c.invariant} @ {c.scenario}" for c in result.cells if c.outcome == "fail")
     assert sorted(page.values["fails"]) == expected
@@ -97,3 +97,11 @@ def test_the_harness_sees_what_it_must_not(chromium: str, tmp_path: Path) -> Non
     page = asyncio.run(open_page(path, {"images": PROBES["images"]}))
     assert len(page.errors) >= 2 and any("inline script" in e for e in page.errors)
     assert "http://127.0.0.1:9/a.png" in page.requests and page.values["images"] == 2
+
+
+def test_readme_shows_the_report() -> None:
+    from tests.conftest import REPO
+
+    png = REPO / "docs" / "report.png"
+    assert "![The HTML report of the demo's naive agent](docs/report.png)" in (REPO / "README.md").read_text()
+    assert png.read_bytes().startswith(PNG) and png.stat().st_size < 300_000

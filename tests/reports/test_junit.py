@@ -44,15 +44,17 @@ def test_junit_validates_and_round_trips(agent: str, demo: dict[str, RunResult],
             cell = result.cell(case.name, suite.name)
             assert case.classname == cell.scenario
             kinds = [type(r).__name__ for r in case.result]
-            assert kinds == {"pass": [], "fail": ["Failure"], "error": ["Error"], "not_applicable": ["Skipped"]}[
-                cell.outcome
-            ]
+            assert (
+                kinds
+                == {"pass": [], "fail": ["Failure"], "error": ["Error"], "not_applicable": ["Skipped"]}[cell.outcome]
+            )
             if cell.outcome == "fail":
                 assert case.result[0].message == cell.reason
                 answer = result.episode(cell.episodes[0]).answer
                 assert answer is not None and answer in case.result[0].text
             if cell.outcome != "not_applicable":
-                assert case.time == pytest.approx(sum(result.episode(e).latency_ms for e in cell.episodes) / 1000, abs=1e-3)
+                seconds = sum(result.episode(e).latency_ms for e in cell.episodes) / 1000
+                assert case.time == pytest.approx(seconds, abs=1e-3)
     if agent == "naive":
         down = next(s for s in suites if s.name == "tool-down")
         props = {p.name: p.value for p in down.properties()}
