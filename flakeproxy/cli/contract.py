@@ -12,6 +12,7 @@ import click
 from flakeproxy.cli.options import config_option
 from flakeproxy.config import load_config
 from flakeproxy.contract import plan_contract
+from flakeproxy.errors import FlakeproxyError
 from flakeproxy.reports import DEFAULT_FORMATS, parse_formats
 from flakeproxy.results import RunResult
 
@@ -92,7 +93,10 @@ def _run(
         result = asyncio.run(main())
     except (KeyboardInterrupt, asyncio.CancelledError):
         name = stopped_by[0] if stopped_by else "SIGINT"
-        _write_reports(out, wanted)
+        try:
+            _write_reports(out, wanted)
+        except (FlakeproxyError, OSError) as e:
+            click.echo(f"warning: no reports written for the interrupted run: {e}", err=True)
         click.echo(f"error: interrupted by {name}; the results so far are in {out / 'results.json'}", err=True)
         raise SystemExit(143 if name == "SIGTERM" else 130) from None
     _write_reports(out, wanted, result)

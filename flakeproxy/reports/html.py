@@ -58,7 +58,7 @@ def _matrix(result: RunResult) -> str:
                 tds.append('<td><span class="o-missing" title="not run">not run</span></td>')
                 continue
             cell = result.cells[n]
-            word = facts.OUTCOME_WORD[cell.outcome]
+            word = facts.OUTCOME_WORD[cell.outcome] + (" ~" if cell.flaky else "")
             tds.append(
                 f'<td><a class="o-{cell.outcome}" href="#{cell_anchor(n)}" title="{esc(cell.reason)}">{word}</a></td>'
             )
@@ -106,6 +106,24 @@ def _scenarios(result: RunResult) -> str:
     )
 
 
+def _flaky(result: RunResult) -> str:
+    rows = [
+        f'<tr><th scope=row><a href="#{cell_anchor(n)}">{esc(c.invariant)}</a></th><td>{esc(c.scenario)}</td>'
+        f"<td>{' '.join(esc(facts.OUTCOME_WORD[r]) for r in c.replicas)}</td>"
+        f"<td class=num>{'' if c.pass_at_k is None else f'{c.pass_at_k:.2f}'}</td>"
+        f"<td class=num>{'' if c.pass_hat_k is None else f'{c.pass_hat_k:.2f}'}</td></tr>"
+        for n, c in enumerate(result.cells)
+        if c.flaky
+    ]
+    if not rows:
+        return ""
+    return (
+        '<h2 id="flaky">Flaky cells: replicas disagree (marked ~ in the grid)</h2><div class="scroll"><table>'
+        "<thead><tr><th>invariant</th><th>scenario</th><th>replicas</th><th>pass@k</th><th>pass^k</th></tr>"
+        f"</thead><tbody>{''.join(rows)}</tbody></table></div>"
+    )
+
+
 def _cells(result: RunResult) -> str:
     anchors = episode_anchors(result)
     order = {"fail": 0, "error": 1, "pass": 2}
@@ -139,7 +157,7 @@ def _warnings(result: RunResult) -> str:
     return '<h2 id="warnings">Warnings</h2><ul>' + "".join(f"<li>{esc(w)}</li>" for w in result.warnings) + "</ul>"
 
 
-SECTIONS: tuple[Section, ...] = (_header, _reasons, _matrix, _scenarios, _cells, _episodes, _warnings)
+SECTIONS: tuple[Section, ...] = (_header, _reasons, _matrix, _scenarios, _flaky, _cells, _episodes, _warnings)
 
 
 def render(result: RunResult, extra: Sequence[Section] = ()) -> str:

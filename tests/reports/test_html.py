@@ -105,3 +105,16 @@ def test_readme_shows_the_report() -> None:
     png = REPO / "docs" / "report.png"
     assert "![The HTML report of the demo's naive agent](docs/report.png)" in (REPO / "README.md").read_text()
     assert png.read_bytes().startswith(PNG) and png.stat().st_size < 300_000
+
+
+def test_flaky_cells_and_composites_are_shown(demo: dict[str, RunResult]) -> None:
+    from flakeproxy.results import Composite
+
+    result = demo["naive"].model_copy(deep=True)
+    cell = result.cell("max-latency", "slow-tool")
+    cell.replicas, cell.flaky, cell.pass_at_k, cell.pass_hat_k = ["pass", "fail", "pass"], True, 0.9, 0.3
+    assert result.score is not None
+    result.score.composite["slow-tool"] = Composite(composite=0.42, passed=False, gate_failed=["max-latency"])
+    text = render(result)
+    assert ">PASS ~</a>" in text and "<td>PASS FAIL PASS</td><td class=num>0.90</td><td class=num>0.30</td>" in text
+    assert "0.42 (failed)<br><small>gate: max-latency</small>" in text
