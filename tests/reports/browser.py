@@ -109,9 +109,16 @@ async def _devtools_port(stderr: asyncio.StreamReader) -> int:
 
 
 async def open_page(
-    path: Path, expressions: dict[str, str] | None = None, width: int = 1200, height: int = 900, full: bool = False
+    path: Path,
+    expressions: dict[str, str] | None = None,
+    width: int = 1200,
+    height: int = 900,
+    full: bool = False,
+    media: str = "",
+    dark: bool = False,
 ) -> Page:
-    """Load the file, wait for its load event, evaluate expressions, screenshot (the viewport, or the page)."""
+    """Load the file, wait for its load event, evaluate expressions, screenshot (the viewport, or the page).
+    media: "print" emulates printing; dark: prefers-color-scheme: dark."""
     page = Page()
     async with (
         browser(width, height) as url,
@@ -121,6 +128,8 @@ async def open_page(
         cdp = Cdp(ws)
         for domain in ("Page", "Runtime", "Network", "Log"):
             await cdp.call(f"{domain}.enable")
+        scheme = [{"name": "prefers-color-scheme", "value": "dark" if dark else "light"}]
+        await cdp.call("Emulation.setEmulatedMedia", media=media, features=scheme)
         await cdp.call("Page.navigate", url=path.resolve().as_uri())
         await asyncio.wait_for(_until_loaded(cdp, page), DEADLINE_S)
         for name, expression in (expressions or {}).items():
@@ -163,6 +172,7 @@ def _drain(cdp: Cdp, page: Page) -> None:
 if __name__ == "__main__":
     source, target = Path(sys.argv[1]), Path(sys.argv[2])
     width, height = (int(v) for v in (sys.argv[3:5] or ["1200", "1500"]))
-    shot = asyncio.run(open_page(source, width=width, height=height)).screenshot
+    dark = "--dark" in sys.argv[5:]
+    shot = asyncio.run(open_page(source, width=width, height=height, dark=dark)).screenshot
     target.write_bytes(shot)
     print(f"{target}: {len(shot)} bytes")

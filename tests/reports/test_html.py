@@ -118,3 +118,21 @@ def test_flaky_cells_and_composites_are_shown(demo: dict[str, RunResult]) -> Non
     text = render(result)
     assert ">PASS ~</a>" in text and "<td>PASS FAIL PASS</td><td class=num>0.90</td><td class=num>0.30</td>" in text
     assert "0.42 (failed)<br><small>gate: max-latency</small>" in text
+
+
+def test_dark_mode_and_print(demo: dict[str, RunResult], chromium: str, tmp_path: Path) -> None:
+    """Dark mode darkens the page; printed, the collapsed cells and episodes are shown in full."""
+    [path] = write(demo["naive"], tmp_path, ["html"])
+    probes = {
+        "bg": "getComputedStyle(document.body).backgroundColor",
+        "closed": "document.querySelectorAll('details.cell:not([open]) .body').length",
+        "hidden": "[...document.querySelectorAll('details.cell:not([open]) .body')]"
+        ".filter(e => !e.checkVisibility()).length",
+    }
+    light = asyncio.run(open_page(path, probes))
+    dark = asyncio.run(open_page(path, probes, dark=True))
+    printed = asyncio.run(open_page(path, probes, media="print", dark=True))
+    assert light.values["bg"] == "rgb(255, 255, 255)" and dark.values["bg"] == "rgb(15, 19, 24)"
+    assert light.values["closed"] > 0 and light.values["hidden"] == light.values["closed"]
+    assert printed.values["hidden"] == 0 and printed.values["bg"] == "rgb(255, 255, 255)"
+    assert light.errors == dark.errors == printed.errors == []
