@@ -136,3 +136,14 @@ def test_dark_mode_and_print(demo: dict[str, RunResult], chromium: str, tmp_path
     assert light.values["closed"] > 0 and light.values["hidden"] == light.values["closed"]
     assert printed.values["hidden"] == 0 and printed.values["bg"] == "rgb(255, 255, 255)"
     assert light.errors == dark.errors == printed.errors == []
+
+
+def test_error_cells_show_the_agent_error(demo: dict[str, RunResult]) -> None:
+    result = demo["naive"].model_copy(deep=True)
+    cell = result.cell("always-cite-source", "tool-down")
+    cell.outcome, cell.reason = "error", "could not judge: the agent gave no answer"
+    episode = result.episode(cell.episodes[0])
+    episode.answer, episode.error = None, "HTTP 500 from the agent"
+    text = render(result)
+    assert '<a class="o-error" href="#cell-' in text and ">ERROR</a>" in text
+    assert '<span class="badge o-error">agent error</span> HTTP 500 from the agent' in text
