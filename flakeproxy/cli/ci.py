@@ -7,8 +7,9 @@ from pathlib import Path
 import click
 
 from flakeproxy.cli.options import config_option
-from flakeproxy.cli.running import run_until_signal
+from flakeproxy.cli.running import run_until_signal, write_reports, write_reports_after_interrupt
 from flakeproxy.config import load_config
+from flakeproxy.reports import DEFAULT_FORMATS, parse_formats
 from flakeproxy.results import RunResult
 
 
@@ -21,15 +22,23 @@ from flakeproxy.results import RunResult
     help="Fail when the overall score (0-100) is below this (default scoring.min_overall).",
 )
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
-def ci(config_path: str, output: str | None, min_score: float | None, quiet: bool) -> None:
+@click.option(
+    "--format",
+    "formats",
+    default=",".join(DEFAULT_FORMATS),
+    show_default=True,
+    help="Reports to write next to results.json: junit, html, md, terminal, or none.",
+)
+def ci(config_path: str, output: str | None, min_score: float | None, quiet: bool, formats: str) -> None:
     """Run every configured pillar once: contract (the matrix), chaos (top-level chaos: judged by
     invariants:), mutation (mutations: of the golden prompts, judged by invariants:); replay is not built
     yet. Prints one line per pillar and the overall score: the weighted mean of the pillars that ran, with
     absent pillars' weights spread over them in proportion. Exit 1 when the contract fails, a pillar
     cannot be scored, or the overall is below --min-score."""
-    from flakeproxy.report_ci import render_ci
+    from flakeproxy.reports.ci import render_ci
     from flakeproxy.runner.ci import run_ci_async
 
+    wanted = parse_formats(formats)
     config = load_config(config_path)
     out = Path(output or config.run.output)
     if min_score is not None and 0 < min_score <= 1:
@@ -45,7 +54,8 @@ def ci(config_path: str, output: str | None, min_score: float | None, quiet: boo
         result: RunResult = await run_ci_async(config, config_path, out, progress, min_score)
         return result
 
-    result = run_until_signal(start, out)
+    result = run_until_signal(start, out, lambda: write_reports_after_interrupt(out, wanted))
+    write_reports(out, wanted, result)
     click.echo(render_ci(result))
     raise SystemExit(0 if result.ci is not None and result.ci.passed else 1)
 

@@ -8,10 +8,11 @@ from typing import Any
 import click
 
 from flakeproxy.cli.options import config_option
-from flakeproxy.cli.running import run_until_signal
+from flakeproxy.cli.running import run_until_signal, write_reports, write_reports_after_interrupt
 from flakeproxy.config import load_config
 from flakeproxy.config.warnings import config_warnings
 from flakeproxy.contract import plan_contract
+from flakeproxy.reports import DEFAULT_FORMATS, parse_formats
 from flakeproxy.results import RunResult
 
 
@@ -23,7 +24,7 @@ def contract() -> None:
 @contract.command("validate")
 @config_option
 def validate_contract(config_path: str) -> None:
-    """Validate the config and check it holds a contract and a non-empty chaos matrix."""
+    """Validate the config and check everything `contract run` checks before it starts; print warnings."""
     config = load_config(config_path)
     for warning in config_warnings(config):
         click.echo(f"warning: {warning}", err=True)
@@ -35,9 +36,17 @@ def validate_contract(config_path: str) -> None:
     )
 
 
-def _run(config_path: str, output: str | None, seed: int | None, concurrency: int | None, quiet: bool) -> RunResult:
+def _run(
+    config_path: str,
+    output: str | None,
+    seed: int | None,
+    concurrency: int | None,
+    quiet: bool,
+    formats: str = ",".join(DEFAULT_FORMATS),
+) -> RunResult:
     from flakeproxy.runner.engine import run_contract_async
 
+    wanted = parse_formats(formats)
     config = load_config(config_path)
     updates = {k: v for k, v in (("seed", seed), ("concurrency", concurrency)) if v is not None}
     if updates:
@@ -52,7 +61,9 @@ def _run(config_path: str, output: str | None, seed: int | None, concurrency: in
         result: RunResult = await run_contract_async(config, config_path, out, progress)
         return result
 
-    return run_until_signal(start, out)
+    result = run_until_signal(start, out, lambda: write_reports_after_interrupt(out, wanted))
+    write_reports(out, wanted, result)
+    return result
 
 
 def _exit(result: RunResult) -> None:
@@ -62,10 +73,21 @@ def _exit(result: RunResult) -> None:
 run_options = [
     config_option,
     click.option(
-        "-o", "--output", type=click.Path(file_okay=False), help="Folder for results.json (default run.output)."
+        "-o",
+        "--output",
+        type=click.Path(file_okay=False),
+        help="Folder for results.json and the reports (default run.output).",
     ),
     click.option("--seed", type=int, help="Override run.seed."),
     click.option("--concurrency", type=click.IntRange(1, 64), help="Override run.concurrency."),
+    click.option(
+        "--format",
+        "formats",
+        default=",".join(DEFAULT_FORMATS),
+        show_default=True,
+        help="Reports to write next to results.json: a comma-separated list of junit (junit.xml), html "
+        "(report.html), md (summary.md), terminal (report.txt), or none.",
+    ),
 ]
 
 
@@ -77,24 +99,28 @@ def _with_run_options(fn: Any) -> Any:
 
 @contract.command("run")
 @_with_run_options
-def run_contract_command(config_path: str, output: str | None, seed: int | None, concurrency: int | None) -> None:
+def run_contract_command(
+    config_path: str, output: str | None, seed: int | None, concurrency: int | None, formats: str
+) -> None:
     """Run every invariant in every scenario of the chaos matrix; print the matrix, the score, PASS/FAIL.
 
-    Progress goes to stderr, the matrix to stdout, results.json to --output. Exit 0 PASS, 1 FAIL,
-    2 a config problem, 3 the agent or the proxy failed.
+    Progress goes to stderr, the matrix to stdout; results.json, junit.xml, report.html and summary.md
+    to --output. Exit 0 PASS, 1 FAIL, 2 a config problem, 3 the agent or the proxy failed.
     """
-    from flakeproxy.report_terminal import render
+    from flakeproxy.reports.terminal import render
 
-    result = _run(config_path, output, seed, concurrency, quiet=False)
+    result = _run(config_path, output, seed, concurrency, quiet=False, formats=formats)
     click.echo(render(result))
     _exit(result)
 
 
 @contract.command("score")
 @_with_run_options
-def score_command(config_path: str, output: str | None, seed: int | None, concurrency: int | None) -> None:
+def score_command(
+    config_path: str, output: str | None, seed: int | None, concurrency: int | None, formats: str
+) -> None:
     """Run the contract and print the resilience score alone (e.g. 87.5); exit codes as `contract run`."""
-    result = _run(config_path, output, seed, concurrency, quiet=True)
+    result = _run(config_path, output, seed, concurrency, quiet=True, formats=formats)
     assert result.score is not None
     click.echo(f"{result.score.resilience:.1f}")
     _exit(result)

@@ -12,6 +12,7 @@ from flakeproxy.cli.contract import contract
 from flakeproxy.cli.demo import demo
 from flakeproxy.cli.mock import mock
 from flakeproxy.cli.proxy import proxy
+from flakeproxy.cli.report import report
 from flakeproxy.cli.schema import schema
 from flakeproxy.cli.validate import validate
 from flakeproxy.errors import FlakeproxyError
@@ -43,6 +44,7 @@ cli.add_command(demo)
 cli.add_command(mock)
 cli.add_command(ci)
 cli.add_command(profiles)
+cli.add_command(report)
 
 
 def main(argv: list[str] | None = None) -> None:

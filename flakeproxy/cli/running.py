@@ -10,12 +10,39 @@ from typing import TypeVar
 
 import click
 
+from flakeproxy.errors import FlakeproxyError
+from flakeproxy.results import RunResult
+
 T = TypeVar("T")
 
 
-def run_until_signal(start: Callable[[], Awaitable[T]], out: Path) -> T:
-    """Run start() to completion; on SIGTERM or SIGINT cancel it (it writes its results as it stops), say
-    where the results are in one line, and exit 143 or 130."""
+def write_reports(out: Path, formats: list[str], result: RunResult | None = None) -> None:
+    """The chosen reports next to results.json; after an interrupted run, from the results.json it left."""
+    from flakeproxy.cli.report import load_result
+    from flakeproxy.reports import write
+
+    if not formats:
+        return
+    if result is None:
+        if not (out / "results.json").exists():
+            return
+        result = load_result(out / "results.json")
+    write(result, out, formats)
+
+
+def write_reports_after_interrupt(out: Path, formats: list[str]) -> None:
+    try:
+        write_reports(out, formats)
+    except (FlakeproxyError, OSError) as e:
+        click.echo(f"warning: no reports written for the interrupted run: {e}", err=True)
+
+
+def run_until_signal(
+    start: Callable[[], Awaitable[T]], out: Path, on_interrupt: Callable[[], None] = lambda: None
+) -> T:
+    """Run start() to completion; on SIGTERM or SIGINT cancel it (it writes its results as it stops), call
+    on_interrupt (e.g. to write the reports of what was done), say where the results are in one line, and
+    exit 143 or 130."""
     stopped_by: list[str] = []
 
     async def main() -> T:
@@ -38,5 +65,6 @@ def run_until_signal(start: Callable[[], Awaitable[T]], out: Path) -> T:
         return asyncio.run(main())
     except (KeyboardInterrupt, asyncio.CancelledError):
         name = stopped_by[0] if stopped_by else "SIGINT"
+        on_interrupt()
         click.echo(f"error: interrupted by {name}; the results so far are in {out / 'results.json'}", err=True)
         raise SystemExit(143 if name == "SIGTERM" else 130) from None

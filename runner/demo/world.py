@@ -13,8 +13,10 @@ import yaml
 from aiohttp import web
 
 from flakeproxy.config import load_config
-from flakeproxy.report_ci import render_ci
-from flakeproxy.report_terminal import render
+from flakeproxy.reports import DEFAULT_FORMATS
+from flakeproxy.reports import write as write_reports
+from flakeproxy.reports.ci import render_ci
+from flakeproxy.reports.terminal import render
 from flakeproxy.results import RunResult
 from flakeproxy.runner.ci import run_ci_async
 from flakeproxy.runner.demo.agents import DemoAgent, Urls, agent_app
@@ -158,6 +160,7 @@ async def run_demo(output: Path, say: Callable[[str], None], progress: Callable[
             )
             say(f"\n=== the {name} agent ({path}) ===")
             results[name] = await run_ci_async(load_config(path), str(path), folder, progress)
+            write_reports(results[name], folder, DEFAULT_FORMATS)
             say(render(results[name]))
             say("")
             say(render_ci(results[name]))

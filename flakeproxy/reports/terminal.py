@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from flakeproxy.reports.facts import interruption
 from flakeproxy.results import RunResult
 
 SYMBOL = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "not_applicable": "n/a"}
@@ -64,6 +65,7 @@ def render(result: RunResult) -> str:
         lines += [f"  - {reason}" for reason in score.reasons]
         if not score.passed:
             lines.append(f"reproduce: the same config with run.seed: {result.seed} replays the same faults")
-    else:
-        lines.append(f"incomplete run: {result.interrupted_by or 'stopped early'}")
+    note = interruption(result)
+    if note:
+        lines.append(f"INCOMPLETE: {note}")
     return "\n".join(lines)

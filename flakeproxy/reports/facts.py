@@ -1,0 +1,147 @@
+"""What every report format says the same way: the headline, a cell's episodes and time, retries seen,
+faults decided vs applied. Tolerant of an interrupted run (no score, no coverage, cells missing)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from flakeproxy.results import CellResult, Episode, FaultCoverage, RunResult, ScenarioCoverage
+
+OUTCOME_WORD = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "not_applicable": "n/a"}
+
+
+def verdict(result: RunResult) -> str:
+    """PASS, FAIL, or INCOMPLETE for a run that stopped before it was scored."""
+    if result.score is None:
+        return "INCOMPLETE"
+    return result.score.verdict
+
+
+def interruption(result: RunResult) -> str | None:
+    """One sentence when the run did not finish, else None."""
+    if result.complete:
+        return None
+    why = result.interrupted_by or "it stopped early"
+    return f"The run was interrupted ({why}): this report shows only what ran before it stopped."
+
+
+def score_text(result: RunResult) -> str:
+    if result.score is None or result.score.resilience is None:
+        return "not scored"
+    return f"{result.score.resilience:.1f}%"
+
+
+def episodes_of(result: RunResult, cell: CellResult) -> list[Episode]:
+    """The cell's episodes that results.json holds (an interrupted run may lack some)."""
+    by_id = {e.id: e for e in result.episodes}
+    return [by_id[i] for i in cell.episodes if i in by_id]
+
+
+def cell_seconds(result: RunResult, cell: CellResult) -> float:
+    """The time the agent took over the cell's episodes."""
+    return sum(e.latency_ms for e in episodes_of(result, cell)) / 1000
+
+
+def scenario_seconds(result: RunResult, scenario: str) -> float:
+    return sum(e.latency_ms for e in result.episodes if e.scenario == scenario) / 1000
+
+
+def retry_seqs(episode: Episode) -> set[int]:
+    """Requests that repeat an earlier one of the episode (same method, URL and body) or say they are a retry
+    (the SDKs' x-stainless-retry-count)."""
+    seen: set[tuple[Any, Any, Any]] = set()
+    out: set[int] = set()
+    for entry in episode.journal:
+        key = (entry.get("method"), entry.get("url"), entry.get("request_body"))
+        headers = entry.get("request_headers") or {}
+        retry_header = str(headers.get("x-stainless-retry-count", "0")).strip()
+        if key in seen or (retry_header.isdigit() and int(retry_header) > 0):
+            out.add(int(entry.get("seq", -1)))
+        seen.add(key)
+    return out
+
+
+def retries_seen(result: RunResult, scenario: str | None = None) -> int:
+    return sum(len(retry_seqs(e)) for e in result.episodes if scenario is None or e.scenario == scenario)
+
+
+def target_of(entry: dict[str, Any]) -> str:
+    targets = entry.get("targets") or []
+    return ", ".join(str(t) for t in targets) or str(entry.get("listener") or "?")
+
+
+def path_of(entry: dict[str, Any]) -> str:
+    parts = urlsplit(str(entry.get("url") or ""))
+    return parts.path + (f"?{parts.query}" if parts.query else "")
+
+
+def fault_label(fault: dict[str, Any]) -> str:
+    return f"{fault.get('section', '?')}[{fault.get('index', '?')}] {fault.get('kind', '?')}"
+
+
+def fault_state(fault: dict[str, Any]) -> tuple[bool, str]:
+    """(applied, what it did or why it did not apply)."""
+    applied = bool(fault.get("applied", True))
+    if applied:
+        return True, str(fault.get("effect") or "applied")
+    return False, str(fault.get("not_applied_reason") or "not applied (the answer was still open)")
+
+
+def coverage(result: RunResult) -> list[ScenarioCoverage]:
+    """results.coverage, or (an interrupted run has none) the same counted from the episodes' journals."""
+    if result.coverage:
+        return result.coverage
+    out = []
+    for scenario in result.scenarios:
+        episodes = [e for e in result.episodes if e.scenario == scenario]
+        if not episodes:
+            continue
+        faults: dict[tuple[str, int, str], FaultCoverage] = {}
+        for episode in episodes:
+            for fault in episode.faults(applied=None):
+                key = (str(fault.get("section")), int(fault.get("index", 0)), str(fault.get("kind")))
+                row = faults.setdefault(key, FaultCoverage(section=key[0], index=key[1], kind=key[2]))
+                row.decided += 1
+                applied, why = fault_state(fault)
+                row.applied += applied
+                if not applied:
+                    row.not_applied_reasons.append(why)
+        rows = list(faults.values())
+        out.append(
+            ScenarioCoverage(
+                scenario=scenario,
+                chaos=bool(rows),
+                episodes=len(episodes),
+                decided=sum(r.decided for r in rows),
+                applied=sum(r.applied for r in rows),
+                faults=rows,
+            )
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class Counts:
+    tests: int
+    failures: int
+    errors: int
+    skipped: int
+
+    @classmethod
+    def of(cls, cells: list[CellResult]) -> Counts:
+        n = Counter(c.outcome for c in cells)
+        return cls(len(cells), n["fail"], n["error"], n["not_applicable"])
+
+
+def problems(result: RunResult) -> list[CellResult]:
+    """Failed cells first, then the ones that errored, in matrix order."""
+    order = {"fail": 0, "error": 1}
+    return sorted((c for c in result.cells if c.outcome in order), key=lambda c: order[c.outcome])
+
+
+def agent_error(result: RunResult, cell: CellResult) -> str | None:
+    """The first agent error among the cell's episodes (an error cell caused by the agent, not the judge)."""
+    return next((e.error for e in episodes_of(result, cell) if e.error), None)

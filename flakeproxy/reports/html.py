@@ -1,0 +1,175 @@
+"""One self-contained HTML file a person reads: the verdict and score, the invariant x scenario matrix as a
+coloured grid linking to each cell's detail, faults decided vs applied per scenario, every episode's
+requests. No script, no network: a Content-Security-Policy of default-src 'none' says so to the browser."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from flakeproxy.reports import facts
+from flakeproxy.reports.html_detail import cell_anchor, cell_detail, episode_anchors, episode_detail, esc
+from flakeproxy.reports.html_style import CSS
+from flakeproxy.results import RunResult
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+Section = Callable[[RunResult], str]
+
+
+def _header(result: RunResult) -> str:
+    verdict = facts.verdict(result)
+    finished = f" · finished {esc(result.finished_at)}" if result.finished_at else ""
+    versions = ", ".join(f"{esc(k)} {esc(v)}" for k, v in sorted(result.versions.items()))
+    top = (
+        f'<header class="top v-{verdict}"><div class="verdict">{verdict}</div>'
+        f'<div class="score"><b>{esc(facts.score_text(result))}</b><span>resilience score</span></div>'
+        f'<div class="title"><h1>{esc(result.contract)}</h1>'
+        f'<p class="meta">seed {result.seed} · config {esc(result.config_path)} '
+        f"(sha256 {esc(result.config_sha256[:12])})<br>started {esc(result.started_at)}{finished}<br>"
+        f"flakeproxy {esc(result.flakeproxy_version)} ({versions})</p></div></header>"
+    )
+    note = facts.interruption(result)
+    banner = f'<p class="banner"><b>Interrupted.</b> {esc(note)}</p>' if note else ""
+    intro = (
+        f'<p class="intro">flakeproxy ran the agent under test through {len(result.scenarios)} scenarios that '
+        f"break its LLM, tool or MCP calls on purpose, and judged what it did against {len(result.invariants)} "
+        f"rules (invariants). Each square of the grid is one rule in one scenario: click it for the prompts, "
+        f"the answers, the reason and the requests. {result.agent_invocations} agent invocations, isolation "
+        f"{esc(result.isolation)}.</p>"
+    )
+    return top + banner + intro
+
+
+def _reasons(result: RunResult) -> str:
+    if result.score is None or not result.score.reasons:
+        return ""
+    items = "".join(f"<li>{esc(r)}</li>" for r in result.score.reasons)
+    return f'<h2 id="why">Why it failed</h2><ul class="reasons">{items}</ul>'
+
+
+def _matrix(result: RunResult) -> str:
+    index = {(c.invariant, c.scenario): n for n, c in enumerate(result.cells)}
+    head = "".join(f'<th scope="col">{esc(s)}</th>' for s in result.scenarios)
+    rows = []
+    for inv in result.invariants:
+        tds = []
+        for scenario in result.scenarios:
+            n = index.get((inv, scenario))
+            if n is None:
+                tds.append('<td><span class="o-missing" title="not run">not run</span></td>')
+                continue
+            cell = result.cells[n]
+            word = facts.OUTCOME_WORD[cell.outcome] + (" ~" if cell.flaky else "")
+            tds.append(
+                f'<td><a class="o-{cell.outcome}" href="#{cell_anchor(n)}" title="{esc(cell.reason)}">{word}</a></td>'
+            )
+        rows.append(f'<tr><th scope="row" class="inv">{esc(inv)}</th>{"".join(tds)}</tr>')
+    legend = "".join(
+        f'<span class="badge o-{o}">{w}</span>'
+        for o, w in (("pass", "PASS"), ("fail", "FAIL"), ("error", "ERROR: could not judge"), ("not_applicable", "n/a"))
+    )
+    counts = result.score.counts if result.score is not None else {}
+    tally = " · ".join(f"{facts.OUTCOME_WORD.get(k, k)} {v}" for k, v in counts.items())
+    return (
+        f'<h2 id="matrix">Invariants x scenarios</h2><div class="legend">{legend}'
+        f'<span class="muted">{esc(tally)}</span></div>'
+        f'<div class="scroll"><table class="matrix"><thead><tr><th class="inv">invariant</th>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+    )
+
+
+def _scenarios(result: RunResult) -> str:
+    composite = result.score.composite if result.score is not None else {}
+    rows = []
+    for cov in facts.coverage(result):
+        note = '<span class="badge o-error">injected nothing</span>' if cov.injected_nothing else ""
+        reasons = sorted({r for f in cov.faults for r in f.not_applied_reasons})
+        detail = "".join(f"<br><small>not applied: {esc(r)}</small>" for r in reasons[:3])
+        part = composite.get(cov.scenario)
+        comp = "" if part is None else f"{part.composite:.2f}" + ("" if part.passed else " (failed)")
+        if part is not None and part.gate_failed:
+            comp += f"<br><small>gate: {esc(', '.join(part.gate_failed))}</small>"
+        faults = ", ".join(f"{esc(f.section)}[{f.index}] {esc(f.kind)} {f.applied}/{f.decided}" for f in cov.faults)
+        rows.append(
+            f"<tr><th scope=row>{esc(cov.scenario)}</th><td>{'chaos' if cov.chaos else 'calm'}</td>"
+            f"<td class=num>{cov.episodes}</td><td class=num>{cov.decided}</td><td class=num>{cov.applied}</td>"
+            f"<td>{faults or '<span class=muted>none</span>'}{detail} {note}</td>"
+            f"<td class=num>{comp}</td><td class=num>{facts.retries_seen(result, cov.scenario)}</td></tr>"
+        )
+    if not rows:
+        return ""
+    return (
+        '<h2 id="scenarios">Faults per scenario: decided vs applied</h2><p class="intro">A fault counts as applied '
+        "only when it changed what the agent received.</p>"
+        '<div class="scroll"><table><thead><tr><th>scenario</th><th>kind</th><th>episodes</th><th>decided</th>'
+        "<th>applied</th><th>faults (applied/decided)</th><th>composite</th><th>retries</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+    )
+
+
+def _flaky(result: RunResult) -> str:
+    rows = [
+        f'<tr><th scope=row><a href="#{cell_anchor(n)}">{esc(c.invariant)}</a></th><td>{esc(c.scenario)}</td>'
+        f"<td>{' '.join(esc(facts.OUTCOME_WORD[r]) for r in c.replicas)}</td>"
+        f"<td class=num>{'' if c.pass_at_k is None else f'{c.pass_at_k:.2f}'}</td>"
+        f"<td class=num>{'' if c.pass_hat_k is None else f'{c.pass_hat_k:.2f}'}</td></tr>"
+        for n, c in enumerate(result.cells)
+        if c.flaky
+    ]
+    if not rows:
+        return ""
+    return (
+        '<h2 id="flaky">Flaky cells: replicas disagree (marked ~ in the grid)</h2><div class="scroll"><table>'
+        "<thead><tr><th>invariant</th><th>scenario</th><th>replicas</th><th>pass@k</th><th>pass^k</th></tr>"
+        f"</thead><tbody>{''.join(rows)}</tbody></table></div>"
+    )
+
+
+def _cells(result: RunResult) -> str:
+    anchors = episode_anchors(result)
+    order = {"fail": 0, "error": 1, "pass": 2}
+    judged = [
+        cell_detail(result, n, c, anchors)
+        for n, c in sorted(enumerate(result.cells), key=lambda nc: order.get(nc[1].outcome, 3))
+        if c.outcome != "not_applicable"
+    ]
+    skipped = [
+        f'<li id="{cell_anchor(n)}"><b>{esc(c.invariant)}</b> in <b>{esc(c.scenario)}</b>: {esc(c.reason)}</li>'
+        for n, c in enumerate(result.cells)
+        if c.outcome == "not_applicable"
+    ]
+    out = '<h2 id="cells">Cells: failures first</h2>' + "".join(judged)
+    if skipped:
+        out += f'<h3 class="muted">Not applicable</h3><ul class="muted">{"".join(skipped)}</ul>'
+    return out
+
+
+def _episodes(result: RunResult) -> str:
+    anchors = episode_anchors(result)
+    if not result.episodes:
+        return ""
+    body = "".join(episode_detail(e, anchors[e.id]) for e in result.episodes)
+    return f'<h2 id="episodes">Episodes: what the agent sent and received</h2>{body}'
+
+
+def _warnings(result: RunResult) -> str:
+    if not result.warnings:
+        return ""
+    return '<h2 id="warnings">Warnings</h2><ul>' + "".join(f"<li>{esc(w)}</li>" for w in result.warnings) + "</ul>"
+
+
+SECTIONS: tuple[Section, ...] = (_header, _reasons, _matrix, _scenarios, _flaky, _cells, _episodes, _warnings)
+
+
+def render(result: RunResult, extra: Sequence[Section] = ()) -> str:
+    """The page; `extra` sections (e.g. a later `ci` section per pillar) go after the built-in ones."""
+    body = "".join(section(result) for section in (*SECTIONS, *extra))
+    title = f"flakeproxy {facts.verdict(result)}: {result.contract}"
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<meta name="color-scheme" content="light dark">'
+        f"<title>{esc(title)}</title><style>{CSS}</style></head><body><main>{body}"
+        f"<footer>flakeproxy {esc(result.flakeproxy_version)} · results schema {esc(result.schema_version)} · "
+        "generated from results.json, which holds everything shown here.</footer></main></body></html>\n"
+    )

@@ -1,0 +1,136 @@
+"""JUnit XML for CI test reports (GitLab artifacts:reports:junit, GitHub test-report actions, Jenkins):
+one <testsuite> per scenario, one <testcase> per cell (classname = scenario, name = invariant id)."""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from typing import Any
+
+from flakeproxy.reports import facts
+from flakeproxy.results import CellResult, RunResult
+
+# XML 1.0 forbids most control characters even as entities; an agent's answer may hold any of them.
+_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def clean(text: Any) -> str:
+    return _ILLEGAL.sub("\ufffd", str(text))
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.3f}"
+
+
+def _evidence(result: RunResult, cell: CellResult) -> str:
+    """The verdicts' prompts, answers, reasons and evidence, and the faults that applied, as plain text."""
+    answers = {e.id: e for e in facts.episodes_of(result, cell)}
+    parts = []
+    for v in cell.verdicts:
+        episode = answers.get(v.episode)
+        answer = None if episode is None else f"agent error: {episode.error}" if episode.error else episode.answer
+        parts.append(
+            f"episode {v.episode} (replica {v.replica}): {facts.OUTCOME_WORD[v.outcome]}: {v.reason}\n"
+            f"  prompt: {v.prompt}\n  answer: {answer}\n"
+            + (f"  evidence: {json.dumps(v.evidence, ensure_ascii=False, default=str)}\n" if v.evidence else "")
+        )
+    for fault in cell.faults_injected:
+        parts.append(f"fault applied: {facts.fault_label(fault)}: {facts.fault_state(fault)[1]}\n")
+    return clean("".join(parts))
+
+
+def _testcase(result: RunResult, cell: CellResult) -> ET.Element:
+    case = ET.Element(
+        "testcase",
+        classname=clean(cell.scenario),
+        name=clean(cell.invariant),
+        time=_seconds(facts.cell_seconds(result, cell)),
+    )
+    message = clean(cell.reason)
+    if cell.outcome == "fail":
+        child = ET.SubElement(case, "failure", message=message, type=f"{cell.severity} {cell.type}")
+        child.text = _evidence(result, cell)
+    elif cell.outcome == "error":
+        agent = facts.agent_error(result, cell)
+        kind = "agent error" if agent else "could not judge"
+        child = ET.SubElement(case, "error", message=message, type=kind)
+        child.text = _evidence(result, cell)
+    elif cell.outcome == "not_applicable":
+        ET.SubElement(case, "skipped", message=message)
+    return case
+
+
+def _properties(result: RunResult, scenario: str) -> ET.Element:
+    props = ET.Element("properties")
+    cov = next((c for c in facts.coverage(result) if c.scenario == scenario), None)
+    applied = sorted(
+        {
+            f"{facts.fault_label(f)}: {facts.fault_state(f)[1]}"
+            for e in result.episodes
+            if e.scenario == scenario
+            for f in e.faults()
+        }
+    )
+    values: list[tuple[str, Any]] = [
+        ("contract", result.contract),
+        ("seed", result.seed),
+        ("config_path", result.config_path),
+        ("config_sha256", result.config_sha256),
+        ("flakeproxy_version", result.flakeproxy_version),
+        *((f"version.{name}", v) for name, v in sorted(result.versions.items())),
+        ("isolation", result.isolation),
+        ("complete", str(result.complete).lower()),
+        ("faults_decided", cov.decided if cov else 0),
+        ("faults_applied", cov.applied if cov else 0),
+        ("faults_applied_detail", "; ".join(applied) or "none"),
+        ("retries_seen", facts.retries_seen(result, scenario)),
+    ]
+    if result.interrupted_by:
+        values.append(("interrupted_by", result.interrupted_by))
+    for name, value in values:
+        ET.SubElement(props, "property", name=name, value=clean(value))
+    return props
+
+
+def _suite(name: str, counts: facts.Counts, seconds: float, stamp: str) -> ET.Element:
+    return ET.Element(
+        "testsuite",
+        name=clean(name),
+        tests=str(counts.tests),
+        failures=str(counts.failures),
+        errors=str(counts.errors),
+        skipped=str(counts.skipped),
+        time=_seconds(seconds),
+        timestamp=clean(stamp),
+    )
+
+
+def render(result: RunResult) -> str:
+    suites = []
+    for scenario in result.scenarios:
+        cells = [c for c in result.cells if c.scenario == scenario]
+        if not cells:
+            continue
+        suite = _suite(scenario, facts.Counts.of(cells), facts.scenario_seconds(result, scenario), result.started_at)
+        suite.append(_properties(result, scenario))
+        suite.extend(_testcase(result, c) for c in cells)
+        suites.append(suite)
+    if not result.complete:
+        suite = _suite("flakeproxy run", facts.Counts(1, 0, 1, 0), 0.0, result.started_at)
+        case = ET.SubElement(suite, "testcase", classname="flakeproxy", name="run complete", time="0.000")
+        ET.SubElement(case, "error", message=clean(facts.interruption(result)), type="interrupted")
+        suites.append(suite)
+    total = facts.Counts.of(result.cells)
+    root = ET.Element(
+        "testsuites",
+        name=clean(f"flakeproxy: {result.contract}"),
+        tests=str(total.tests + (not result.complete)),
+        failures=str(total.failures),
+        errors=str(total.errors + (not result.complete)),
+        skipped=str(total.skipped),
+        time=_seconds(sum(e.latency_ms for e in result.episodes) / 1000),
+    )
+    root.extend(suites)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -1,0 +1,85 @@
+"""A short Markdown summary for $GITHUB_STEP_SUMMARY or a PR comment: the verdict, the score, the cells that
+failed or errored with their reasons, and the chaos scenarios that injected nothing."""
+
+from __future__ import annotations
+
+import html
+import re
+
+from flakeproxy.reports import facts
+from flakeproxy.results import RunResult
+
+MAX_REASON = 300
+MAX_ROWS = 50
+# Inline Markdown that could format, link or break a table cell; `$` starts GitHub's math.
+_MARKDOWN = re.compile(r"([\\`*_\[\]|~$])")
+
+
+def escape(text: object, limit: int = MAX_REASON) -> str:
+    """Text from the agent or upstream as inert Markdown: HTML escaped (& < >), Markdown punctuation backslashed,
+    one line, at most `limit` characters."""
+    one_line = " ".join(str(text).split())
+    if len(one_line) > limit:
+        one_line = one_line[: limit - 1] + "…"
+    return _MARKDOWN.sub(r"\\\1", html.escape(one_line, quote=False))
+
+
+def _headline(result: RunResult) -> list[str]:
+    verdict = facts.verdict(result)
+    icon = {"PASS": "✅", "FAIL": "❌"}.get(verdict, "⚠️")
+    lines = [
+        f"## {icon} flakeproxy: {escape(result.contract, 120)}: **{verdict}**",
+        "",
+        f"Resilience score **{facts.score_text(result)}** · seed `{result.seed}` · "
+        f"{len(result.scenarios)} scenarios x {len(result.invariants)} invariants · "
+        f"{result.agent_invocations} agent invocations",
+    ]
+    if result.score is not None and result.score.composite:
+        parts = ", ".join(f"{escape(k, 60)} {v.composite:.2f}" for k, v in result.score.composite.items())
+        lines.append(f"\nComposite score by scenario: {parts}")
+    note = facts.interruption(result)
+    if note:
+        lines += ["", f"> **Interrupted.** {escape(note)}"]
+    return lines
+
+
+def _problems(result: RunResult) -> list[str]:
+    cells = facts.problems(result)
+    if not cells:
+        return []
+    lines = ["", "| | invariant | scenario | severity | reason |", "|---|---|---|---|---|"]
+    for cell in cells[:MAX_ROWS]:
+        lines.append(
+            f"| {facts.OUTCOME_WORD[cell.outcome]} | {escape(cell.invariant, 80)} | {escape(cell.scenario, 80)} "
+            f"| {escape(cell.severity, 20)} | {escape(cell.reason)} |"
+        )
+    if len(cells) > MAX_ROWS:
+        lines.append(f"\n…and {len(cells) - MAX_ROWS} more in report.html.")
+    return lines
+
+
+def render(result: RunResult) -> str:
+    lines = _headline(result) + _problems(result)
+    if result.score is not None and result.score.reasons and not result.score.passed:
+        lines += ["", "**Why it failed**", ""]
+        lines += [f"- {escape(reason)}" for reason in result.score.reasons[:MAX_ROWS]]
+    silent = [c.scenario for c in facts.coverage(result) if c.injected_nothing]
+    if silent:
+        lines += [
+            "",
+            "**Scenarios that injected nothing** (no fault changed what the agent received): "
+            + ", ".join(escape(s, 80) for s in silent),
+        ]
+    flaky = [c for c in result.cells if c.flaky]
+    if flaky:
+        lines += [
+            "",
+            "**Flaky cells** (replicas disagree): "
+            + ", ".join(f"{escape(c.invariant, 80)} in {escape(c.scenario, 80)}" for c in flaky),
+        ]
+    if result.warnings:
+        lines += ["", "<details><summary>Warnings</summary>", ""]
+        lines += [f"- {escape(w)}" for w in result.warnings[:MAX_ROWS]]
+        lines += ["", "</details>"]
+    lines += ["", "Full report: `report.html`; machine-readable: `results.json`, `junit.xml`."]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,63 @@
+"""The demo's results for both agents, run once per test session, and a copy helper to plant data in them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from flakeproxy.results import RunResult
+from flakeproxy.runner.demo.world import run_demo_sync
+from tests.reports.browser import chromium as find_chromium
+
+AGENTS = ("careful", "naive")
+
+
+@pytest.fixture(scope="session")
+def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("demo")
+    run_demo_sync(out, lambda _: None, lambda _: None)
+    return out
+
+
+@pytest.fixture(scope="session")
+def demo(demo_dir: Path) -> dict[str, RunResult]:
+    return {name: RunResult.model_validate_json((demo_dir / name / "results.json").read_text()) for name in AGENTS}
+
+
+@pytest.fixture
+def saved(tmp_path: Path) -> Callable[[RunResult], Path]:
+    """Write a (changed) result as results.json in a fresh folder; return its path."""
+
+    def save(result: RunResult) -> Path:
+        path = tmp_path / "results.json"
+        path.write_text(result.model_dump_json(indent=2))
+        return path
+
+    return save
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    found = find_chromium()
+    if found is None:  # scripts/test installs Debian's chromium package where it can (root, apt-get)
+        pytest.skip("headless Chromium is missing: apt-get install -y chromium (scripts/test does it as root)")
+    return found
+
+
+def interrupted(result: RunResult) -> RunResult:
+    """What an interrupted run leaves: the first scenarios' cells only, no coverage, no score."""
+    kept = set(result.scenarios[:2])
+    return result.model_copy(
+        update={
+            "complete": False,
+            "interrupted_by": "interrupted (Ctrl-C or a signal)",
+            "score": None,
+            "coverage": [],
+            "finished_at": None,
+            "cells": [c for c in result.cells if c.scenario in kept],
+            "episodes": [e for e in result.episodes if e.scenario in kept],
+        },
+        deep=True,
+    )

@@ -1,0 +1,113 @@
+"""`flakeproxy report` re-renders a results.json in every format, an interrupted one too, running nothing;
+`contract run` writes the reports next to results.json."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from flakeproxy.results import RunResult
+from tests.reports.conftest import interrupted
+from tests.runner.world import cli, world
+
+
+def report(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "flakeproxy", "report", *args], capture_output=True, text=True, timeout=60
+    )
+
+
+@pytest.mark.parametrize(
+    ("fmt", "start"),
+    [
+        ("terminal", "contract 'Finance Agent Contract', seed 7"),
+        ("junit", '<?xml version="1.0" encoding="UTF-8"?>\n<testsuites'),
+        ("html", "<!DOCTYPE html>"),
+        ("md", "## ❌ flakeproxy"),
+    ],
+)
+def test_report_renders_every_format(fmt: str, start: str, demo_dir: Path, tmp_path: Path) -> None:
+    out = report(str(demo_dir / "naive" / "results.json"), "-f", fmt)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith(start)
+    target = tmp_path / "sub" / f"report.{fmt}"
+    written = report(str(demo_dir / "naive" / "results.json"), "-f", fmt, "-o", str(target))
+    assert written.returncode == 0, written.stderr
+    assert target.read_text() == out.stdout
+
+
+def test_report_of_an_interrupted_run_says_so(demo: dict[str, RunResult], saved: Callable[[RunResult], Path]) -> None:
+    path = saved(interrupted(demo["naive"]))
+    for fmt, says in (
+        ("terminal", "INCOMPLETE: The run was interrupted (interrupted (Ctrl-C or a signal))"),
+        ("html", "<b>Interrupted.</b> The run was interrupted"),
+        ("md", "> **Interrupted.**"),
+        ("junit", 'type="interrupted"'),
+    ):
+        out = report(str(path), "-f", fmt)
+        assert out.returncode == 0, out.stderr
+        assert says in out.stdout, fmt
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "cannot read it (No such file or directory)"),
+        ("{not json", "not JSON (line 1"),
+        ('{"schema_version": "2"}', "not a flakeproxy results.json of schema 2"),
+    ],
+)
+def test_report_user_errors_are_one_line(content: str | None, message: str, tmp_path: Path) -> None:
+    path = tmp_path / "results.json"
+    if content is not None:
+        path.write_text(content)
+    out = report(str(path))
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.count("\n") == 1 and message in out.stderr, out.stderr
+
+
+def test_contract_run_writes_the_reports(tmp_path: Path) -> None:
+    with world(tmp_path, "naive") as w:
+        default = cli(w.config)
+        chosen = cli(w.config, "--format", "junit", "-o", str(tmp_path / "chosen"))
+        wrong = cli(w.config, "--format", "junit,pdf")
+    assert default.returncode == 1, default.stderr
+    names = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert names == ["junit.xml", "report.html", "results.json", "summary.md"]
+    assert "**FAIL**" in (tmp_path / "out" / "summary.md").read_text()
+    assert chosen.returncode == 1, chosen.stderr
+    assert sorted(p.name for p in (tmp_path / "chosen").iterdir()) == ["junit.xml", "results.json"]
+    assert wrong.returncode == 2
+    assert wrong.stderr == (
+        "error: --format 'junit,pdf': unknown format 'pdf'; use a comma-separated list of junit, html, md, "
+        "terminal (or none)\n"
+    )
+
+
+def test_an_interrupted_contract_run_still_writes_its_reports(tmp_path: Path) -> None:
+    import os
+    import signal
+    import time
+
+    results = tmp_path / "out" / "results.json"
+    with world(tmp_path, delay_s=0.4) as w:
+        run = subprocess.Popen(
+            [sys.executable, "-m", "flakeproxy", "contract", "run", "-c", str(w.config)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 60
+        while not results.exists() and time.monotonic() < deadline:  # the event: the first results.json
+            time.sleep(0.02)
+        assert results.exists(), "no results.json while running"
+        os.kill(run.pid, signal.SIGTERM)
+        _out, err = run.communicate(timeout=30)
+    assert run.returncode == 143, err
+    assert "> **Interrupted.**" in (tmp_path / "out" / "summary.md").read_text()
+    assert "<b>Interrupted.</b>" in (tmp_path / "out" / "report.html").read_text()
+    assert 'type="interrupted"' in (tmp_path / "out" / "junit.xml").read_text()
