@@ -35,7 +35,7 @@ def ci(config_path: str, output: str | None, min_score: float | None, quiet: boo
     yet. Prints one line per pillar and the overall score: the weighted mean of the pillars that ran, with
     absent pillars' weights spread over them in proportion. Exit 1 when the contract fails, a pillar
     cannot be scored, or the overall is below --min-score."""
-    from flakeproxy.reports.ci import render_ci
+    from flakeproxy.reports.terminal import render
     from flakeproxy.runner.ci import run_ci_async
 
     wanted = parse_formats(formats)
@@ -56,7 +56,7 @@ def ci(config_path: str, output: str | None, min_score: float | None, quiet: boo
 
     result = run_until_signal(start, out, lambda: write_reports_after_interrupt(out, wanted))
     write_reports(out, wanted, result)
-    click.echo(render_ci(result))
+    click.echo(render(result))
     raise SystemExit(0 if result.ci is not None and result.ci.passed else 1)
 
 

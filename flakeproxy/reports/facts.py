@@ -14,10 +14,26 @@ OUTCOME_WORD = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "not_applicabl
 
 
 def verdict(result: RunResult) -> str:
-    """PASS, FAIL, or INCOMPLETE for a run that stopped before it was scored."""
+    """PASS, FAIL, or INCOMPLETE for a run that stopped before it was scored (ci: the overall verdict)."""
+    if result.ci is not None:
+        return result.ci.verdict
     if result.score is None:
         return "INCOMPLETE"
     return result.score.verdict
+
+
+def title(result: RunResult) -> str:
+    """What ran: the contract's name, and `ci` when the run was the four pillars."""
+    if result.ci is not None:
+        return f"ci: {result.contract}" if result.contract else "ci"
+    return result.contract or "flakeproxy run"
+
+
+def headline(result: RunResult) -> tuple[str, str]:
+    """The number at the top and what it is: the ci overall, or the resilience score."""
+    if result.ci is not None:
+        return (f"{result.ci.overall:.1f}%" if result.ci.overall is not None else "not scored"), "overall score"
+    return score_text(result), "resilience score"
 
 
 def interruption(result: RunResult) -> str | None:

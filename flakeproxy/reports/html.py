@@ -17,12 +17,13 @@ Section = Callable[[RunResult], str]
 
 def _header(result: RunResult) -> str:
     verdict = facts.verdict(result)
+    number, label = facts.headline(result)
     finished = f" · finished {esc(result.finished_at)}" if result.finished_at else ""
     versions = ", ".join(f"{esc(k)} {esc(v)}" for k, v in sorted(result.versions.items()))
     top = (
         f'<header class="top v-{verdict}"><div class="verdict">{verdict}</div>'
-        f'<div class="score"><b>{esc(facts.score_text(result))}</b><span>resilience score</span></div>'
-        f'<div class="title"><h1>{esc(result.contract)}</h1>'
+        f'<div class="score"><b>{esc(number)}</b><span>{esc(label)}</span></div>'
+        f'<div class="title"><h1>{esc(facts.title(result))}</h1>'
         f'<p class="meta">seed {result.seed} · config {esc(result.config_path)} '
         f"(sha256 {esc(result.config_sha256[:12])})<br>started {esc(result.started_at)}{finished}<br>"
         f"flakeproxy {esc(result.flakeproxy_version)} ({versions})</p></div></header>"
@@ -40,10 +41,38 @@ def _header(result: RunResult) -> str:
 
 
 def _reasons(result: RunResult) -> str:
-    if result.score is None or not result.score.reasons:
+    reasons = [*(result.ci.reasons if result.ci else []), *(result.score.reasons if result.score else [])]
+    if not reasons:
         return ""
-    items = "".join(f"<li>{esc(r)}</li>" for r in result.score.reasons)
+    items = "".join(f"<li>{esc(r)}</li>" for r in reasons)
     return f'<h2 id="why">Why it failed</h2><ul class="reasons">{items}</ul>'
+
+
+def _pillars(result: RunResult) -> str:
+    """flakeproxy ci: one row per pillar, how absent weights were spread, the failing answers."""
+    if result.ci is None:
+        return ""
+    rows, bad = [], []
+    for p in result.ci.pillars:
+        score = "absent" if not p.ran else ("not scored" if p.score is None else f"{p.score:.1f}%")
+        share = f"{p.weight:g} &rarr; {p.share:.3g}" if p.ran else f"{p.weight:g} (spread)"
+        types = ", ".join(f"{esc(k)} {v:.0f}%" for k, v in p.by_type.items())
+        rows.append(
+            f"<tr><th scope=row>{esc(p.name)}</th><td class=num>{score}</td><td class=num>{share}</td>"
+            f"<td>{esc(p.summary)}{f'<br><small>{types}</small>' if types else ''}</td></tr>"
+        )
+        bad += [
+            f"<li><b>{esc(p.name)}</b> {esc(i.label)} ({esc(i.episode)}): {esc(i.outcome.upper())}: "
+            f"{esc(i.reason)}</li>"
+            for i in p.items
+            if i.outcome in ("fail", "error")
+        ]
+    note = f'<p class="intro">{esc(result.ci.redistribution)}</p>' if result.ci.redistribution else ""
+    failing = f'<h3>Answers that did not hold</h3><ul class="reasons">{"".join(bad[:100])}</ul>' if bad else ""
+    return (
+        '<h2 id="pillars">Pillars</h2><div class="scroll"><table><thead><tr><th>pillar</th><th>score</th>'
+        f"<th>weight</th><th>what ran</th></tr></thead><tbody>{''.join(rows)}</tbody></table></div>{note}{failing}"
+    )
 
 
 def _matrix(result: RunResult) -> str:
@@ -157,13 +186,13 @@ def _warnings(result: RunResult) -> str:
     return '<h2 id="warnings">Warnings</h2><ul>' + "".join(f"<li>{esc(w)}</li>" for w in result.warnings) + "</ul>"
 
 
-SECTIONS: tuple[Section, ...] = (_header, _reasons, _matrix, _scenarios, _flaky, _cells, _episodes, _warnings)
+SECTIONS: tuple[Section, ...] = (_header, _reasons, _pillars, _matrix, _scenarios, _flaky, _cells, _episodes, _warnings)
 
 
 def render(result: RunResult, extra: Sequence[Section] = ()) -> str:
     """The page; `extra` sections (e.g. a later `ci` section per pillar) go after the built-in ones."""
     body = "".join(section(result) for section in (*SECTIONS, *extra))
-    title = f"flakeproxy {facts.verdict(result)}: {result.contract}"
+    title = f"flakeproxy {facts.verdict(result)}: {facts.title(result)}"
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'

@@ -106,6 +106,37 @@ def _suite(name: str, counts: facts.Counts, seconds: float, stamp: str) -> ET.El
     )
 
 
+def _pillars(result: RunResult) -> ET.Element | None:
+    """flakeproxy ci: one testcase per pillar (classname ci): failure when it did not hold, error when it
+    ran but could not be scored, skipped when it was absent."""
+    if result.ci is None:
+        return None
+    cases, n = [], {"failures": 0, "errors": 0, "skipped": 0}
+    for p in result.ci.pillars:
+        case = ET.Element("testcase", classname="ci", name=p.name, time="0.000")
+        bad = [i for i in p.items if i.outcome in ("fail", "error")]
+        detail = "".join(f"{i.label} ({i.episode}): {i.outcome}: {i.reason}\n" for i in bad)
+        if not p.ran:
+            ET.SubElement(case, "skipped", message=clean(p.summary))
+            n["skipped"] += 1
+        elif p.score is None:
+            ET.SubElement(case, "error", message=clean(p.summary), type="not scored").text = clean(detail)
+            n["errors"] += 1
+        elif p.passed is False or bad:
+            message = f"{p.name} {p.score:.1f}%: {p.summary}"
+            ET.SubElement(case, "failure", message=clean(message), type="pillar").text = clean(detail)
+            n["failures"] += 1
+        cases.append(case)
+    counts = facts.Counts(len(cases), n["failures"], n["errors"], n["skipped"])
+    suite = _suite("ci pillars", counts, 0.0, result.started_at)
+    props = ET.SubElement(suite, "properties")
+    overall = "" if result.ci.overall is None else f"{result.ci.overall:.2f}"
+    for name, value in (("overall", overall), ("verdict", result.ci.verdict), ("seed", result.seed)):
+        ET.SubElement(props, "property", name=name, value=clean(value))
+    suite.extend(cases)
+    return suite
+
+
 def render(result: RunResult) -> str:
     suites = []
     for scenario in result.scenarios:
@@ -116,19 +147,22 @@ def render(result: RunResult) -> str:
         suite.append(_properties(result, scenario))
         suite.extend(_testcase(result, c) for c in cells)
         suites.append(suite)
+    extra = [] if (pillars := _pillars(result)) is None else [pillars]
     if not result.complete:
         suite = _suite("flakeproxy run", facts.Counts(1, 0, 1, 0), 0.0, result.started_at)
         case = ET.SubElement(suite, "testcase", classname="flakeproxy", name="run complete", time="0.000")
         ET.SubElement(case, "error", message=clean(facts.interruption(result)), type="interrupted")
-        suites.append(suite)
+        extra.append(suite)
+    suites += extra
+    count = {k: sum(int(s.get(k, "0")) for s in extra) for k in ("tests", "failures", "errors", "skipped")}
     total = facts.Counts.of(result.cells)
     root = ET.Element(
         "testsuites",
-        name=clean(f"flakeproxy: {result.contract}"),
-        tests=str(total.tests + (not result.complete)),
-        failures=str(total.failures),
-        errors=str(total.errors + (not result.complete)),
-        skipped=str(total.skipped),
+        name=clean(f"flakeproxy: {facts.title(result)}"),
+        tests=str(total.tests + count["tests"]),
+        failures=str(total.failures + count["failures"]),
+        errors=str(total.errors + count["errors"]),
+        skipped=str(total.skipped + count["skipped"]),
         time=_seconds(sum(e.latency_ms for e in result.episodes) / 1000),
     )
     root.extend(suites)

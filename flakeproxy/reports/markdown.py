@@ -27,10 +27,11 @@ def escape(text: object, limit: int = MAX_REASON) -> str:
 def _headline(result: RunResult) -> list[str]:
     verdict = facts.verdict(result)
     icon = {"PASS": "✅", "FAIL": "❌"}.get(verdict, "⚠️")
+    number, label = facts.headline(result)
     lines = [
-        f"## {icon} flakeproxy: {escape(result.contract, 120)}: **{verdict}**",
+        f"## {icon} flakeproxy: {escape(facts.title(result), 120)}: **{verdict}**",
         "",
-        f"Resilience score **{facts.score_text(result)}** · seed `{result.seed}` · "
+        f"{label.capitalize()} **{number}** · seed `{result.seed}` · "
         f"{len(result.scenarios)} scenarios x {len(result.invariants)} invariants · "
         f"{result.agent_invocations} agent invocations",
     ]
@@ -58,8 +59,28 @@ def _problems(result: RunResult) -> list[str]:
     return lines
 
 
+def _pillars(result: RunResult) -> list[str]:
+    if result.ci is None:
+        return []
+    lines = ["", "| pillar | score | weight | what ran |", "|---|---|---|---|"]
+    for p in result.ci.pillars:
+        score = "absent" if not p.ran else ("not scored" if p.score is None else f"{p.score:.1f}%")
+        weight = f"{p.weight:g} -> {p.share:.3g}" if p.ran else f"{p.weight:g} (spread)"
+        lines.append(f"| {p.name} | {score} | {weight} | {escape(p.summary)} |")
+    if result.ci.redistribution:
+        lines += ["", escape(result.ci.redistribution)]
+    bad = [(p.name, i) for p in result.ci.pillars for i in p.items if i.outcome in ("fail", "error")]
+    if bad:
+        lines += ["", "**Answers that did not hold**", ""]
+        lines += [f"- {name} {escape(i.label, 60)}: {escape(i.reason)}" for name, i in bad[:10]]
+    if result.ci.reasons:
+        lines += ["", "**Why ci failed**", ""]
+        lines += [f"- {escape(reason)}" for reason in result.ci.reasons]
+    return lines
+
+
 def render(result: RunResult) -> str:
-    lines = _headline(result) + _problems(result)
+    lines = _headline(result) + _pillars(result) + _problems(result)
     if result.score is not None and result.score.reasons and not result.score.passed:
         lines += ["", "**Why it failed**", ""]
         lines += [f"- {escape(reason)}" for reason in result.score.reasons[:MAX_ROWS]]

@@ -29,6 +29,18 @@ def coverage_lines(result: RunResult) -> list[str]:
 
 
 def render(result: RunResult) -> str:
+    """The contract's matrix (when the run had a contract) and the ci pillars (when it was `ci`)."""
+    parts = [_contract(result)] if result.contract is not None else []
+    if result.ci is not None:
+        from flakeproxy.reports.ci import render_ci
+
+        parts.append(render_ci(result))
+    elif result.contract is None:
+        parts.append(f"INCOMPLETE: {interruption(result) or 'nothing was run'}")
+    return "\n\n".join(parts)
+
+
+def _contract(result: RunResult) -> str:
     cells = {(c.invariant, c.scenario): c for c in result.cells}
     first = max([len("invariant"), *(len(i) for i in result.invariants)])
     widths = [max(len(s), 5) for s in result.scenarios]

@@ -15,7 +15,6 @@ from aiohttp import web
 from flakeproxy.config import load_config
 from flakeproxy.reports import DEFAULT_FORMATS
 from flakeproxy.reports import write as write_reports
-from flakeproxy.reports.ci import render_ci
 from flakeproxy.reports.terminal import render
 from flakeproxy.results import RunResult
 from flakeproxy.runner.ci import run_ci_async
@@ -162,8 +161,6 @@ async def run_demo(output: Path, say: Callable[[str], None], progress: Callable[
             results[name] = await run_ci_async(load_config(path), str(path), folder, progress)
             write_reports(results[name], folder, DEFAULT_FORMATS)
             say(render(results[name]))
-            say("")
-            say(render_ci(results[name]))
     finally:
         for runner in runners:
             await runner.cleanup()

@@ -22,8 +22,20 @@ def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def demo(demo_dir: Path) -> dict[str, RunResult]:
+def demo_ci(demo_dir: Path) -> dict[str, RunResult]:
+    """The demo's results as it writes them: a `flakeproxy ci` run (the contract and the other pillars)."""
     return {name: RunResult.model_validate_json((demo_dir / name / "results.json").read_text()) for name in AGENTS}
+
+
+@pytest.fixture(scope="session")
+def demo(demo_ci: dict[str, RunResult]) -> dict[str, RunResult]:
+    """The same runs as `contract run` leaves them: the contract's episodes and cells, no ci section."""
+    return {
+        name: result.model_copy(
+            update={"ci": None, "episodes": [e for e in result.episodes if e.purpose not in ("mutation", "chaos")]}
+        )
+        for name, result in demo_ci.items()
+    }
 
 
 @pytest.fixture
@@ -47,13 +59,14 @@ def chromium() -> str:
 
 
 def interrupted(result: RunResult) -> RunResult:
-    """What an interrupted run leaves: the first scenarios' cells only, no coverage, no score."""
+    """What an interrupted run leaves: the first scenarios' cells only, no coverage, no score, no ci summary."""
     kept = set(result.scenarios[:2])
     return result.model_copy(
         update={
             "complete": False,
             "interrupted_by": "interrupted (Ctrl-C or a signal)",
             "score": None,
+            "ci": None,
             "coverage": [],
             "finished_at": None,
             "cells": [c for c in result.cells if c.scenario in kept],

@@ -1,0 +1,43 @@
+"""A `flakeproxy ci` results.json in every format: the pillars are there, absent ones said, and the JUnit
+still validates and counts the pillar test cases."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import junitparser
+import pytest
+import xmlschema
+
+from flakeproxy.reports import render
+from flakeproxy.reports.facts import Counts
+from flakeproxy.results import RunResult
+
+XSD = Path(__file__).parent / "junit.xsd"
+
+
+def test_junit_has_one_case_per_pillar(demo_ci: dict[str, RunResult], tmp_path: Path) -> None:
+    result = demo_ci["naive"]
+    path = tmp_path / "junit.xml"
+    path.write_text(render(result, "junit"))
+    xmlschema.XMLSchema(str(XSD)).validate(str(path))
+    xml = junitparser.JUnitXml.fromfile(str(path))
+    [pillars] = [s for s in xml if s.name == "ci pillars"]
+    cases = {c.name: [type(r).__name__ for r in c.result] for c in pillars}
+    # the naive agent: the contract failed, an injection got through, the chaos answer invented a price
+    assert cases == {"contract": ["Failure"], "mutation": ["Failure"], "chaos": ["Failure"], "replay": ["Skipped"]}
+    cells = Counts.of(result.cells)
+    assert (xml.tests, xml.failures, xml.skipped) == (cells.tests + 4, cells.failures + 3, cells.skipped + 1)
+    props = {p.name: p.value for p in pillars.properties()}
+    assert props["verdict"] == "FAIL" and float(props["overall"]) == pytest.approx(result.ci.overall or 0)
+
+
+@pytest.mark.parametrize("fmt", ["md", "html", "terminal"])
+def test_every_format_shows_the_pillars(demo_ci: dict[str, RunResult], fmt: str) -> None:
+    result = demo_ci["naive"]
+    assert result.ci is not None
+    text = render(result, fmt).replace("\\_", "_")  # Markdown escapes underscores
+    for pillar in ("contract", "mutation", "chaos", "replay"):
+        assert pillar in text
+    assert "replay absent" in text and "prompt_injection" in text
+    assert f"{result.ci.overall:.1f}%" in text
