@@ -4,6 +4,7 @@ from flakeproxy.config import FlakeproxyConfig, load_config, parse_config
 from flakeproxy.errors import ConfigError, FlakeproxyError, InfrastructureError
 from flakeproxy.results import RunResult
 from flakeproxy.schema import config_schema
+from flakeproxy.wire.call import CELL_HEADER, current_cell
 
 __version__ = "0.1.0"
 
@@ -17,7 +18,22 @@ def run_contract(config_path: str, output: str | None = None) -> RunResult:
     return result
 
 
+def run_ci(config_path: str, output: str | None = None, min_score: float | None = None) -> RunResult:
+    """Python equivalent of `flakeproxy ci`: every configured pillar once and the overall score
+    (result.ci); results.json in output (default run.output)."""
+    import asyncio
+    from pathlib import Path
+
+    from flakeproxy.runner.ci import run_ci_async
+
+    config = load_config(config_path)
+    out = Path(output or config.run.output)
+    result: RunResult = asyncio.run(run_ci_async(config, config_path, out, min_overall=min_score))
+    return result
+
+
 __all__ = [
+    "CELL_HEADER",
     "ConfigError",
     "FlakeproxyConfig",
     "FlakeproxyError",
@@ -25,7 +41,9 @@ __all__ = [
     "RunResult",
     "__version__",
     "config_schema",
+    "current_cell",
     "load_config",
     "parse_config",
+    "run_ci",
     "run_contract",
 ]

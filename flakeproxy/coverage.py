@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from flakeproxy.config import FlakeproxyConfig, Scenario
 from flakeproxy.faults import Fault
@@ -22,10 +23,16 @@ def _declared(scenario: Scenario) -> list[FaultCoverage]:
     ]
 
 
-def scenario_coverage(scenario: Scenario, episodes: list[Episode]) -> ScenarioCoverage:
+def scenario_coverage(
+    scenario: Scenario, episodes: list[Episode], unattributed: Sequence[dict[str, Any]] = ()
+) -> ScenarioCoverage:
+    """Decided vs applied over the scenario's episodes and the requests of it no episode could be tied to
+    (a fault is recorded with the scenario it was decided in)."""
     mine = [e for e in episodes if e.scenario == scenario.name and e.purpose == "matrix"]
     faults = {(f.section, f.index): f for f in _declared(scenario)}
-    for record in (r for e in mine for r in e.faults(applied=None)):
+    loose = [r["fault"] for r in unattributed if (r.get("fault") or {}).get("scenario") == scenario.name]
+    records = [r for e in mine for r in e.faults(applied=None)] + loose
+    for record in records:
         fault = faults.get((record.get("section", ""), record.get("index", -1)))
         if fault is None:
             continue
@@ -41,18 +48,26 @@ def scenario_coverage(scenario: Scenario, episodes: list[Episode]) -> ScenarioCo
         episodes=len(mine),
         decided=sum(f.decided for f in listed),
         applied=sum(f.applied for f in listed),
+        unattributed=sum(e.unattributed for e in mine),
         faults=listed,
     )
 
 
-def coverage(config: FlakeproxyConfig, episodes: list[Episode]) -> list[ScenarioCoverage]:
-    return [scenario_coverage(s, episodes) for s in config.matrix]
+def coverage(
+    config: FlakeproxyConfig, episodes: list[Episode], unattributed: Sequence[dict[str, Any]] = ()
+) -> list[ScenarioCoverage]:
+    return [scenario_coverage(s, episodes, unattributed) for s in config.matrix]
 
 
 def describe(cov: ScenarioCoverage) -> str | None:
     """A warning line for a chaos scenario that injected nothing, or one of whose faults never applied."""
     if not cov.chaos or not cov.episodes:
         return None
+    if cov.applied == 0 and cov.unattributed:
+        return (
+            f"warning: scenario {cov.scenario}: its episodes' requests could not be attributed "
+            f"({cov.unattributed}), so whether its faults reached the agent is unknown; forward x-flakeproxy-cell"
+        )
     if cov.applied == 0:
         reasons = sorted({r for f in cov.faults for r in f.not_applied_reasons})
         detail = (

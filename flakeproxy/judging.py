@@ -136,6 +136,12 @@ def uncovered(invariant: Invariant, scenario: Scenario, episodes: list[Episode])
     faults = [f for e in episodes for f in e.faults(applied=None) if f.get("section") in sections]
     if any(f.get("applied", True) for f in faults):
         return None
+    loose = sum(e.unattributed for e in episodes)
+    if loose:
+        return (
+            f"{loose} request(s) of these episodes could not be attributed to them, so whether the faults of "
+            f"{scenario.name} reached them is unknown; forward x-flakeproxy-cell (run.attribution: header)"
+        )
     why = sorted({str(f.get("not_applied_reason")) for f in faults if f.get("not_applied_reason")})
     detail = f" (decided {len(faults)} time(s), applied 0{': ' + '; '.join(why) if why else ''})" if faults else ""
     return f"scenario {scenario.name} injected nothing{detail}: check the targets and faults; {invariant.when} not met"

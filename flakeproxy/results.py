@@ -96,10 +96,13 @@ class ScenarioCoverage(Model):
     episodes: int = 0
     decided: int = 0
     applied: int = 0
+    unattributed: int = Field(0, description="Requests during this scenario that no episode could be tied to.")
     faults: list[FaultCoverage] = Field(default_factory=list)
 
     @property
     def injected_nothing(self) -> bool:
+        """A chaos scenario none of whose faults changed anything the agent received (counting the requests
+        that could not be attributed to an episode, too)."""
         return self.chaos and self.episodes > 0 and self.applied == 0
 
 
@@ -174,6 +177,9 @@ class RunResult(Model):
     invariants: list[str] = Field(default_factory=list)
     agent_invocations: int = Field(0, description="How many times the agent was invoked (each one paid).")
     unattributed_requests: int = Field(0, description="Proxied requests no episode could be tied to.")
+    unattributed_journal: list[dict[str, Any]] = Field(
+        default_factory=list, description="Their journal entries (cell null; cell_candidates: the open episodes)."
+    )
     score: Score | None = None
     coverage: list[ScenarioCoverage] = Field(default_factory=list)
     ci: CiResult | None = Field(None, description="flakeproxy ci: every pillar and the overall score.")

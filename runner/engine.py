@@ -63,6 +63,7 @@ class ContractRun:
         self.done: dict[str, Episode] = {}
         self._written = 0.0
         self._loose_seen: set[int] = set()
+        self._warned_loose = False
 
     def warn(self, line: str) -> None:
         print(line, file=sys.stderr)
@@ -127,21 +128,25 @@ class ContractRun:
         await asyncio.gather(*(one(e) for e in episodes))
 
     async def _unattributed(self, episodes: list[Episode]) -> None:
-        """Requests no episode could be tied to: counted on every episode that might have made them."""
+        """Requests no episode could be tied to: kept in results.json and counted on every episode that might
+        have made them (their journal checks then say so instead of judging an incomplete journal)."""
         if self.control is None:
             return
         loose = [e for e in await self.control.unattributed() if e.get("seq", 0) not in self._loose_seen]
         self._loose_seen.update(e.get("seq", 0) for e in loose)
-        by_cell = {e.cell_id: e.id for e in episodes}
+        redactor = Redactor(self.config.redact)
+        by_cell = {self.done[e.id].cell_id: e.id for e in episodes if e.id in self.done}
         for entry in loose:
-            candidates = [by_cell[c] for c in entry.get("cell_candidates") or [] if c in by_cell]
-            for episode_id in candidates:
+            for episode_id in {by_cell[c] for c in entry.get("cell_candidates") or [] if c in by_cell}:
                 self.done[episode_id].unattributed += 1
-        if loose:
-            self.result.unattributed_requests += len(loose)
+        self.result.unattributed_journal += [redactor.entry(e) for e in loose]
+        self.result.unattributed_requests += len(loose)
+        if loose and not self._warned_loose:
+            self._warned_loose = True
             self.warn(
-                f"warning: {len(loose)} proxied request(s) could not be attributed to an episode "
-                "(sent while no episode, or several, were open); journal checks of the episodes concerned are ERROR"
+                "warning: proxied requests could not be attributed to an episode (sent while no episode, or "
+                "several, were open: does the agent forward x-flakeproxy-cell?); the journal checks of the "
+                "episodes concerned are ERROR; results.json counts them (unattributed_requests)"
             )
 
     def _stateful(self, plan: Plan) -> None:
@@ -164,7 +169,7 @@ class ContractRun:
             await self._unattributed(episodes)
             self._stateful(plan)
             if scenario is not None:
-                note = describe(scenario_coverage(scenario, list(self.done.values())))
+                note = describe(scenario_coverage(scenario, list(self.done.values()), self.result.unattributed_journal))
                 if note:
                     self.warn(note)
                 self.result.cells += await asyncio.to_thread(judge_scenario, scenario, list(self.done.values()), ctx)
@@ -197,7 +202,7 @@ class ContractRun:
     def _score(self) -> None:
         assert self.config.contract is not None
         invariants, scoring = self.config.contract.invariants, self.config.scoring
-        self.result.coverage = coverage(self.config, list(self.done.values()))
+        self.result.coverage = coverage(self.config, list(self.done.values()), self.result.unattributed_journal)
         weighted = scoring.pass_threshold is not None or any(i.weight != 1.0 or i.gate for i in invariants)
         weights = {i.id: (i.weight, i.gate) for i in invariants} if weighted else None
         self.result.score = score_cells(

@@ -70,7 +70,7 @@ class EpisodeRunner:
                 "answer": reply.text[:20000] if reply.text is not None else None,
                 "latency_ms": round(reply.latency_ms, 1),
                 "error": reply.error,
-                "journal": [redactor.entry(e) for e in journal],
+                "journal": [redactor.entry(e) for e in sorted(journal, key=lambda e: e.get("started_at", 0))],
             }
         )
         return await self._judge_state(done)

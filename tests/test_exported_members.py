@@ -8,6 +8,7 @@ import flakeproxy
 def test_public_names() -> None:
     assert sorted(flakeproxy.__all__) == sorted(
         [
+            "CELL_HEADER",
             "ConfigError",
             "FlakeproxyConfig",
             "FlakeproxyError",
@@ -16,6 +17,8 @@ def test_public_names() -> None:
             "config_schema",
             "load_config",
             "parse_config",
+            "current_cell",
+            "run_ci",
             "run_contract",
             "RunResult",
         ]

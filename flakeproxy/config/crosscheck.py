@@ -146,15 +146,19 @@ def _check_chaos(config: FlakeproxyConfig) -> None:
 def _check_invariant_list(config: FlakeproxyConfig, invariants: Sequence[Invariant], base: Loc) -> None:
     _unique([inv.id for inv in invariants], lambda i: (*base, i, "id"), "invariant id")
     targets = list(config.targets)
+    agent = config.agent
+    registry = isinstance(agent, PythonAgent) and agent.tool_registry is not None
+    if isinstance(agent, PythonAgent):
+        targets += agent.tool_names  # a python agent's wrapped tools are targets too
     sql = [n for n, s in config.services.items() if isinstance(s, SqlService)]
     mocks = [n for n, s in config.services.items() if isinstance(s, HttpMockService)]
     for i, inv in enumerate(invariants):
         loc: Loc = (*base, i)
         target = getattr(inv, "target", None)
-        if target is not None and target not in targets:
+        if target is not None and target not in targets and not registry:  # registry names: known at run time
             raise CrossCheckError((*loc, "target"), f"target {target!r} is not defined; valid: {_choices(targets)}")
         for name in getattr(inv, "targets", None) or []:
-            if not glob_matches(name, targets):
+            if not glob_matches(name, targets) and not registry:
                 raise CrossCheckError((*loc, "targets"), f"{name!r} matches no target; valid: {_choices(targets)}")
         service = getattr(inv, "service", None)
         sql_check = getattr(inv, "type", "") == "sql"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import fnmatch
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -11,6 +12,13 @@ from flakeproxy.wire.mcp import called_tool
 #: The header an agent forwards on its outgoing calls to say which episode (proxy cell) they belong to.
 #: The runner sends it with each prompt (command agents get it as FLAKEPROXY_CELL); the proxy removes it.
 CELL_HEADER = "x-flakeproxy-cell"
+#: The episode (proxy cell) a python-callable agent is answering for, while flakeproxy calls it.
+CURRENT_CELL: contextvars.ContextVar[str | None] = contextvars.ContextVar("flakeproxy_cell", default=None)
+
+
+def current_cell() -> str | None:
+    """For a python agent: the value to send as x-flakeproxy-cell on its calls through the proxy."""
+    return CURRENT_CELL.get()
 
 
 @dataclass(frozen=True)

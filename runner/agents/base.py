@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -29,5 +30,14 @@ class Agent(Protocol):
 
 
 def clip(text: str, n: int = 300) -> str:
-    text = text.strip()
+    """Text for a one-line reason: whitespace (newlines too) collapsed, at most n characters."""
+    text = " ".join(text.split())
     return text if len(text) <= n else text[:n] + "..."
+
+
+def telling_line(text: str) -> str:
+    """The line of a program's error output that says what went wrong: the last one naming an error or
+    exception (a Python traceback's last line, a Node stack's 'Error: ...'), else the last non-empty one."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    named = [line for line in lines if re.match(r"([\w.]*(Error|Exception)\b|error\b|panic\b).*:", line)]
+    return (named or lines or [""])[-1]

@@ -11,7 +11,7 @@ import time
 
 from flakeproxy.config.agent import CommandAgent
 from flakeproxy.errors import InfrastructureError
-from flakeproxy.runner.agents.base import Reply, clip
+from flakeproxy.runner.agents.base import Reply, clip, telling_line
 
 
 class CommandAdapter:
@@ -60,7 +60,8 @@ class CommandAdapter:
         if code is None:
             return Reply(None, ms, f"agent command timed out after {self.config.timeout_ms} ms (process group killed)")
         if code != 0:
-            return Reply(None, ms, f"agent command exited {code}: {clip(err.decode(errors='replace') or out.decode())}")
+            said = telling_line(err.decode(errors="replace")) or telling_line(out.decode(errors="replace"))
+            return Reply(None, ms, f"agent command exited {code}: {clip(said)}")
         return Reply(out.decode("utf-8", errors="replace").strip(), ms)
 
     async def reset(self) -> None:

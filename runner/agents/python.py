@@ -4,7 +4,6 @@ callables (or a ToolRegistry mapping), with the same fault decisions the proxy m
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import functools
 import importlib
 import inspect
@@ -21,10 +20,8 @@ from flakeproxy.errors import ConfigError
 from flakeproxy.injector import Injector
 from flakeproxy.runner.agents.base import Reply
 from flakeproxy.wire.action import Action
-from flakeproxy.wire.call import Call, TargetSpec
+from flakeproxy.wire.call import CURRENT_CELL, Call, TargetSpec
 from flakeproxy.wire.coverage import Coverage
-
-CURRENT_CELL: contextvars.ContextVar[str | None] = contextvars.ContextVar("flakeproxy_cell", default=None)
 
 
 class ToolFaultError(RuntimeError):

@@ -82,3 +82,17 @@ def test_validate_says_when_concurrency_will_be_ignored(tmp_path: Path, run: str
         assert ignored == [], out.stderr
     else:
         assert len(ignored) == 1 and says in ignored[0], out.stderr
+
+
+def test_invariants_may_name_a_python_agents_tools() -> None:
+    """Faults already aim at a python agent's wrapped tools by name; traffic checks may name them too."""
+    base = (
+        'version: "2.0"\nagent: {type: python, callable: "m:run", TOOLS}\ngolden_prompts: [hi]\n'
+        "contract:\n  name: c\n  invariants:\n    - {id: r, type: retries_after_fault, target: get_quote, max: 1}\n"
+        "chaos_matrix: [{name: calm}]\n"
+    )
+    for tools in ('tools: ["m:get_quote"]', 'tool_registry: "m:REGISTRY"'):
+        config = parse_config(base.replace("TOOLS", tools), "f.yaml")
+        assert config.contract is not None and config.contract.invariants[0].target == "get_quote"
+    with pytest.raises(ConfigError, match="target 'nope' is not defined; valid: get_quote"):
+        parse_config(base.replace("TOOLS", 'tools: ["m:get_quote"]').replace("target: get_quote", "target: nope"), "f")
