@@ -10,7 +10,6 @@ import asyncio
 from pathlib import Path
 
 from flakeproxy.config import FlakeproxyConfig
-from flakeproxy.config.warnings import config_warnings
 from flakeproxy.errors import ConfigError
 from flakeproxy.mutations import Mutation, MutationSet, mutations_for
 from flakeproxy.pillars import CALM, chaos_pillar, combine, mutation_pillar
@@ -19,7 +18,6 @@ from flakeproxy.profiles import chaos_scenario
 from flakeproxy.results import Episode, PillarResult, RunResult
 from flakeproxy.runner.engine import ContractRun, Progress
 from flakeproxy.runner.episodes import EpisodeRunner
-from flakeproxy.runner.results_file import now
 
 
 def check_ci(config: FlakeproxyConfig, source: str) -> None:
@@ -56,32 +54,15 @@ class CiRun(ContractRun):
         self._next_id += 1
         return Episode.model_validate({"id": f"e{self._next_id}", **fields})
 
-    async def run(self) -> RunResult:
-        for line in config_warnings(self.config):
-            self.warn(f"warning: {line}")
-        try:
-            await self._start()
-            runner = EpisodeRunner(self.config, self.agent, self.control, sequential=True)
-            limit = self._concurrency()
-            runner.sequential = limit == 1
-            pillars = [await self._mutation(runner, limit), await self._chaos(runner, limit)]
-            contract, contract_passed = await self._contract(runner, limit)
-            pillars.insert(0, contract)
-            weight = self.config.scoring.weights.replay
-            pillars.append(PillarResult(name="replay", ran=False, weight=weight, summary="replay is not built yet"))
-            self.result.ci = combine(pillars, self.min_overall, contract_passed)
-            self.result.complete = True
-        except (asyncio.CancelledError, KeyboardInterrupt):
-            self.result.interrupted_by = "interrupted (Ctrl-C or a signal)"
-            raise
-        except Exception as e:
-            self.result.interrupted_by = f"{type(e).__name__}: {e}"
-            raise
-        finally:
-            self.result.finished_at = now()
-            self._write()
-            await self._stop()
-        return self.result
+    async def _steps(self, runner: EpisodeRunner, limit: int) -> None:
+        """Each configured pillar once (the contract last, so its matrix is the run's main table), then the
+        overall."""
+        pillars = [await self._mutation(runner, limit), await self._chaos(runner, limit)]
+        contract, contract_passed = await self._contract(runner, limit)
+        pillars.insert(0, contract)
+        weight = self.config.scoring.weights.replay
+        pillars.append(PillarResult(name="replay", ran=False, weight=weight, summary="replay is not built yet"))
+        self.result.ci = combine(pillars, self.min_overall, contract_passed)
 
     async def _contract(self, runner: EpisodeRunner, limit: int) -> tuple[PillarResult, bool | None]:
         weight = self.config.scoring.weights.contract

@@ -176,16 +176,15 @@ class ContractRun:
             self._write()
 
     async def run(self) -> RunResult:
+        """Start the proxy and the agent, run the steps, and whatever happens write the results and stop."""
         for line in config_warnings(self.config):
             self.warn(f"warning: {line}")
         try:
             await self._start()
             runner = EpisodeRunner(self.config, self.agent, self.control, sequential=True)
-            plan = plan_episodes(self.config, runner.has_reset)
             limit = self._concurrency()
             runner.sequential = limit == 1
-            await self._scenarios(plan, runner, limit)
-            self._score()
+            await self._steps(runner, limit)
             self.result.complete = True
         except (asyncio.CancelledError, KeyboardInterrupt):
             self.result.interrupted_by = "interrupted (Ctrl-C or a signal)"
@@ -198,6 +197,11 @@ class ContractRun:
             self._write()
             await self._stop()
         return self.result
+
+    async def _steps(self, runner: EpisodeRunner, limit: int) -> None:
+        """The contract: plan its episodes, run them scenario by scenario (judging each), score."""
+        await self._scenarios(plan_episodes(self.config, runner.has_reset), runner, limit)
+        self._score()
 
     def _score(self) -> None:
         assert self.config.contract is not None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import Field, field_validator, model_validator
 
@@ -26,20 +26,8 @@ MutationType = Literal[
     "semantic_similarity_attack",
     "advanced_jailbreak",
 ]
-RULE_TYPES: tuple[MutationType, ...] = (
-    "noise",
-    "case_whitespace",
-    "encoding_attacks",
-    "length_extremes",
-    "prompt_injection",
-    "format_poisoning",
-    "context_manipulation",
-    "language_mixing",
-    "token_manipulation",
-    "temporal_attack",
-    "multi_turn_attack",
-)
 LLM_TYPES: tuple[MutationType, ...] = ("paraphrase", "tone_shift", "semantic_similarity_attack", "advanced_jailbreak")
+RULE_TYPES: tuple[MutationType, ...] = tuple(t for t in get_args(MutationType) if t not in LLM_TYPES)
 #: Default per-type weights (the anchor's, where it has the type; case_whitespace is ours).
 DEFAULT_WEIGHTS: dict[str, float] = {
     "paraphrase": 1.0,
