@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from flakeproxy.config import FlakeproxyConfig
 from flakeproxy.errors import ConfigError
@@ -54,3 +55,12 @@ def has_reset(config: FlakeproxyConfig) -> bool:
     return agent is not None and any(
         getattr(agent, name, None) for name in ("reset_endpoint", "reset_command", "reset_function")
     )
+
+
+def resolve_paths(config: FlakeproxyConfig, config_path: str) -> FlakeproxyConfig:
+    """The config with run.workspace made absolute: a relative one is relative to the config file."""
+    workspace = config.run.workspace
+    if workspace is None or Path(workspace).is_absolute():
+        return config
+    run = config.run.model_copy(update={"workspace": str(Path(config_path).resolve().parent / workspace)})
+    return config.model_copy(update={"run": run})

@@ -130,3 +130,21 @@ def _stateful_check(config: FlakeproxyConfig, build: _Builder, has_reset: bool) 
     ) or build.add(None, prompt, 0, "stateful_check")
     second = build.add(None, prompt, 1 if first.purpose == "stateful_check" else 0, "stateful_check")
     return first.id, second.id
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """'I/N' (1-based) -> (I, N); raise ValueError naming the form."""
+    try:
+        index, count = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise ValueError(f"shard {text!r} is not I/N, e.g. 2/4") from None
+    if not 1 <= index <= count:
+        raise ValueError(f"shard {text!r}: I must be between 1 and N")
+    return index, count
+
+
+def shard_of(plan: Plan, index: int, count: int) -> Plan:
+    """The share of the plan's episodes shard `index` of `count` runs: every count-th episode by id, so each
+    shard gets a slice of every scenario and together they run every episode exactly once."""
+    mine = [e for e in plan.episodes if (int(e.id[1:]) - 1) % count == index - 1]
+    return Plan(mine, plan.baselines, plan.stateful_check)

@@ -159,6 +159,12 @@ class CiResult(Model):
     reasons: list[str] = Field(default_factory=list)
 
 
+class ShardInfo(Model):
+    index: int = Field(description="1-based.")
+    count: int
+    episodes: list[str] = Field(default_factory=list, description="The episode ids this shard was to run.")
+
+
 class RunResult(Model):
     schema_version: str = SCHEMA_VERSION
     flakeproxy_version: str
@@ -183,6 +189,9 @@ class RunResult(Model):
     score: Score | None = None
     coverage: list[ScenarioCoverage] = Field(default_factory=list)
     ci: CiResult | None = Field(None, description="flakeproxy ci: every pillar and the overall score.")
+    shard: ShardInfo | None = Field(
+        None, description="A shard's partial run (episodes only; `flakeproxy merge` judges the whole)."
+    )
     cells: list[CellResult] = Field(default_factory=list)
     episodes: list[Episode] = Field(default_factory=list)
 

@@ -16,12 +16,12 @@ from pathlib import Path
 from flakeproxy.config import FlakeproxyConfig, Scenario
 from flakeproxy.config.settings import HttpMockService
 from flakeproxy.config.warnings import config_warnings, needs_attribution, shared_state
-from flakeproxy.contract import has_reset, plan_contract
+from flakeproxy.contract import has_reset, plan_contract, resolve_paths
 from flakeproxy.coverage import coverage, describe, scenario_coverage
 from flakeproxy.judging import Context, judge_scenario
-from flakeproxy.plan import STATEFUL_WARNING, Plan, plan_episodes
+from flakeproxy.plan import STATEFUL_WARNING, Plan, plan_episodes, shard_of
 from flakeproxy.redact import Redactor
-from flakeproxy.results import Episode, RunResult
+from flakeproxy.results import Episode, RunResult, ShardInfo
 from flakeproxy.runner.agents import make_agent
 from flakeproxy.runner.agents.python import PythonAdapter
 from flakeproxy.runner.control import ControlClient
@@ -29,7 +29,7 @@ from flakeproxy.runner.episodes import EpisodeRunner
 from flakeproxy.runner.local import LocalProxy
 from flakeproxy.runner.mock import MockService
 from flakeproxy.runner.results_file import new_result, now, write
-from flakeproxy.scoring import score_cells
+from flakeproxy.scoring import score_contract
 
 Progress = Callable[[str], None]
 WRITE_EVERY_S = 2.0
@@ -39,18 +39,17 @@ def check_runnable(config: FlakeproxyConfig, source: str) -> None:
     plan_contract(config, source)
 
 
-def _resolved(config: FlakeproxyConfig, config_path: str) -> FlakeproxyConfig:
-    """run.workspace is relative to the config file."""
-    workspace = config.run.workspace
-    if workspace is None or Path(workspace).is_absolute():
-        return config
-    run = config.run.model_copy(update={"workspace": str(Path(config_path).resolve().parent / workspace)})
-    return config.model_copy(update={"run": run})
-
-
 class ContractRun:
-    def __init__(self, config: FlakeproxyConfig, config_path: str, output: Path | None, progress: Progress) -> None:
-        self.config = _resolved(config, config_path)
+    def __init__(
+        self,
+        config: FlakeproxyConfig,
+        config_path: str,
+        output: Path | None,
+        progress: Progress,
+        shard: tuple[int, int] | None = None,
+    ) -> None:
+        self.config = resolve_paths(config, config_path)
+        self.shard = shard
         self.config_path, self.output, self.progress = config_path, output, progress
         self.result = new_result(self.config, config_path)
         assert self.config.agent is not None
@@ -168,7 +167,7 @@ class ContractRun:
             await self._episodes(runner, episodes, limit, len(plan.episodes), base)
             await self._unattributed(episodes)
             self._stateful(plan)
-            if scenario is not None:
+            if scenario is not None and self.shard is None:
                 note = describe(scenario_coverage(scenario, list(self.done.values()), self.result.unattributed_journal))
                 if note:
                     self.warn(note)
@@ -199,19 +198,21 @@ class ContractRun:
         return self.result
 
     async def _steps(self, runner: EpisodeRunner, limit: int) -> None:
-        """The contract: plan its episodes, run them scenario by scenario (judging each), score."""
-        await self._scenarios(plan_episodes(self.config, runner.has_reset), runner, limit)
-        self._score()
+        """The contract: plan its episodes, run them scenario by scenario (judging each), score. A shard runs
+        its share of the episodes only; `flakeproxy merge` judges and scores them all together."""
+        plan = plan_episodes(self.config, runner.has_reset)
+        if self.shard is not None:
+            plan = shard_of(plan, *self.shard)
+            self.result.shard = ShardInfo(
+                index=self.shard[0], count=self.shard[1], episodes=[e.id for e in plan.episodes]
+            )
+        await self._scenarios(plan, runner, limit)
+        if self.shard is None:
+            self._score()
 
     def _score(self) -> None:
-        assert self.config.contract is not None
-        invariants, scoring = self.config.contract.invariants, self.config.scoring
         self.result.coverage = coverage(self.config, list(self.done.values()), self.result.unattributed_journal)
-        weighted = scoring.pass_threshold is not None or any(i.weight != 1.0 or i.gate for i in invariants)
-        weights = {i.id: (i.weight, i.gate) for i in invariants} if weighted else None
-        self.result.score = score_cells(
-            self.result.cells, scoring.min_resilience, weights, scoring.pass_threshold, self.result.coverage
-        )
+        self.result.score = score_contract(self.config, self.result.cells, self.result.coverage)
 
     async def _stop(self) -> None:
         with contextlib.suppress(Exception):
@@ -234,10 +235,14 @@ def _line(n: int, total: int, episode: Episode) -> str:
 
 
 async def run_contract_async(
-    config: FlakeproxyConfig, config_path: str, output: Path | None = None, progress: Progress = lambda line: None
+    config: FlakeproxyConfig,
+    config_path: str,
+    output: Path | None = None,
+    progress: Progress = lambda line: None,
+    shard: tuple[int, int] | None = None,
 ) -> RunResult:
     check_runnable(config, config_path)
-    return await ContractRun(config, config_path, output, progress).run()
+    return await ContractRun(config, config_path, output, progress, shard).run()
 
 
 def run_contract(config_path: str, output: str | None = None, progress: Progress = lambda line: None) -> RunResult:

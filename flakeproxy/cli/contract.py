@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from flakeproxy.cli.running import run_until_signal, write_reports, write_report
 from flakeproxy.config import load_config
 from flakeproxy.config.warnings import config_warnings
 from flakeproxy.contract import plan_contract
+from flakeproxy.plan import parse_shard
 from flakeproxy.reports import DEFAULT_FORMATS, parse_formats
 from flakeproxy.results import RunResult
 
@@ -43,10 +45,11 @@ def _run(
     concurrency: int | None,
     quiet: bool,
     formats: str = ",".join(DEFAULT_FORMATS),
+    shard: tuple[int, int] | None = None,
 ) -> RunResult:
     from flakeproxy.runner.engine import run_contract_async
 
-    wanted = parse_formats(formats)
+    wanted = [] if shard is not None else parse_formats(formats)  # a shard's reports come from the merge
     config = load_config(config_path)
     updates = {k: v for k, v in (("seed", seed), ("concurrency", concurrency)) if v is not None}
     if updates:
@@ -58,7 +61,7 @@ def _run(
             click.echo(line, err=True)
 
     async def start() -> RunResult:
-        result: RunResult = await run_contract_async(config, config_path, out, progress)
+        result: RunResult = await run_contract_async(config, config_path, out, progress, shard)
         return result
 
     result = run_until_signal(start, out, lambda: write_reports_after_interrupt(out, wanted))
@@ -97,19 +100,59 @@ def _with_run_options(fn: Any) -> Any:
     return fn
 
 
+def _shard(shard: str | None, shards: int | None) -> tuple[int, int] | None:
+    """--shard I/N, or --shards N with Kubernetes' JOB_COMPLETION_INDEX (0-based) as the index."""
+    if shard is not None:
+        try:
+            return parse_shard(shard)
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="--shard") from None
+    if shards is None:
+        return None
+    index = os.environ.get("JOB_COMPLETION_INDEX")
+    if index is None or not index.isdigit() or int(index) >= shards:
+        raise click.BadParameter(
+            f"needs JOB_COMPLETION_INDEX between 0 and {shards - 1} (a Kubernetes Indexed Job sets it), "
+            f"got {index!r}; or use --shard I/N",
+            param_hint="--shards",
+        )
+    return int(index) + 1, shards
+
+
 @contract.command("run")
 @_with_run_options
+@click.option(
+    "--shard",
+    envvar="FLAKEPROXY_SHARD",
+    help="Run shard I/N of the episodes only (e.g. 2/4; env FLAKEPROXY_SHARD); flakeproxy merge judges them all.",
+)
+@click.option("--shards", type=click.IntRange(1, 1000), help="N shards, this one chosen by JOB_COMPLETION_INDEX.")
 def run_contract_command(
-    config_path: str, output: str | None, seed: int | None, concurrency: int | None, formats: str
+    config_path: str,
+    output: str | None,
+    seed: int | None,
+    concurrency: int | None,
+    formats: str,
+    shard: str | None,
+    shards: int | None,
 ) -> None:
     """Run every invariant in every scenario of the chaos matrix; print the matrix, the score, PASS/FAIL.
 
     Progress goes to stderr, the matrix to stdout; results.json, junit.xml, report.html and summary.md
-    to --output. Exit 0 PASS, 1 FAIL, 2 a config problem, 3 the agent or the proxy failed.
+    to --output. Exit 0 PASS, 1 FAIL, 2 a config problem, 3 the agent or the proxy failed. With --shard,
+    only that share of the episodes runs and results.json holds them unjudged: `flakeproxy merge` the
+    shards' results (exit 0 once the shard ran).
     """
     from flakeproxy.reports.terminal import render
 
-    result = _run(config_path, output, seed, concurrency, quiet=False, formats=formats)
+    part = _shard(shard, shards)
+    result = _run(config_path, output, seed, concurrency, quiet=False, formats=formats, shard=part)
+    if part is not None:
+        click.echo(
+            f"shard {part[0]}/{part[1]}: ran {len(result.episodes)} episodes; combine the {part[1]} shards' "
+            "results.json with: flakeproxy merge -c CONFIG DIR..."
+        )
+        raise SystemExit(0)
     click.echo(render(result))
     _exit(result)
 

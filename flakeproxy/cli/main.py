@@ -10,6 +10,7 @@ from flakeproxy import __version__
 from flakeproxy.cli.ci import ci, profiles
 from flakeproxy.cli.contract import contract
 from flakeproxy.cli.demo import demo
+from flakeproxy.cli.merge import merge
 from flakeproxy.cli.mock import mock
 from flakeproxy.cli.proxy import proxy
 from flakeproxy.cli.report import report
@@ -45,6 +46,7 @@ cli.add_command(demo)
 cli.add_command(mock)
 cli.add_command(ci)
 cli.add_command(profiles)
+cli.add_command(merge)
 cli.add_command(report)
 
 

@@ -1,0 +1,40 @@
+"""`flakeproxy merge`: the shards of a contract run as one result, judged and scored as the unsharded run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from flakeproxy.cli.options import config_option
+from flakeproxy.cli.running import write_reports
+from flakeproxy.config import load_config
+from flakeproxy.reports import DEFAULT_FORMATS, parse_formats
+
+
+@click.command()
+@config_option
+@click.argument("shards", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option(
+    "-o", "--output", type=click.Path(file_okay=False), help="Folder for the merged results (default run.output)."
+)
+@click.option("--format", "formats", default=",".join(DEFAULT_FORMATS), show_default=True, help="Reports to write.")
+def merge(config_path: str, shards: tuple[str, ...], output: str | None, formats: str) -> None:
+    """Combine the results.json of every shard (files, or folders holding one) of `contract run --shard I/N`
+    into one results.json whose cells, score and exit code are those of the unsharded run. Refuses shards
+    of another config or seed, an unfinished one, or a missing one (exit 2)."""
+    from flakeproxy.cli.report import load_result
+    from flakeproxy.merge import merge as merge_shards
+    from flakeproxy.reports.terminal import render
+    from flakeproxy.runner.results_file import write
+
+    wanted = parse_formats(formats)
+    config = load_config(config_path)
+    files = [Path(p) / "results.json" if Path(p).is_dir() else Path(p) for p in shards]
+    results = [(str(f), load_result(f)) for f in files]
+    merged = merge_shards(config, config_path, results)
+    out = Path(output or config.run.output)
+    write(merged, out)
+    write_reports(out, wanted, merged)
+    click.echo(render(merged))
+    raise SystemExit(0 if merged.score is not None and merged.score.passed else 1)

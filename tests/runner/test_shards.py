@@ -1,0 +1,85 @@
+"""Shards: `contract run --shard I/N` runs a share of the episodes; `flakeproxy merge` judges them all and
+gives exactly the unsharded run's cells, score and exit code."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from tests.runner.world import cli, world
+
+INVARIANTS = [
+    {"id": "cites", "type": "regex", "pattern": "(?i)(source|unavailable)", "severity": "critical"},
+    {"id": "no-figures", "type": "regex", "pattern": r"\$\d", "negate": True, "when": "tool_faults_active"},
+    {"id": "one-quote-call", "type": "call_count", "target": "market_data_api", "max": 1},
+]
+MATRIX = [
+    {"name": "no-chaos"},
+    {"name": "tool-down", "tool_faults": [{"tool": "market_data_api", "mode": "error", "error_code": 503}]},
+    {"name": "llm-cut", "llm_faults": [{"mode": "truncated_response", "max_tokens": 3}]},
+]
+
+
+def merge(config: Path, *dirs: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "flakeproxy", "merge", "-c", str(config), *map(str, dirs), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def verdicts(data: dict[str, object]) -> list[tuple[object, ...]]:
+    cells = data["cells"]
+    assert isinstance(cells, list)
+    return [(c["invariant"], c["scenario"], c["outcome"], c["reason"], tuple(c["episodes"])) for c in cells]
+
+
+def test_three_shards_merge_into_the_unsharded_result(tmp_path: Path) -> None:
+    with world(tmp_path, "naive", invariants=INVARIANTS, matrix=MATRIX) as w:
+        w.data["golden_prompts"] = ["What is AAPL trading at?", "And MSFT?"]
+        w.config.write_text(yaml.safe_dump(w.data))
+        whole = cli(w.config, "-o", str(tmp_path / "whole"))
+        parts = []
+        for i in (1, 2):
+            parts.append(cli(w.config, "--shard", f"{i}/3", "-o", str(tmp_path / f"s{i}")))
+        env = {**os.environ, "JOB_COMPLETION_INDEX": "2"}  # a Kubernetes Indexed Job's third pod
+        parts.append(
+            subprocess.run(
+                [sys.executable, "-m", "flakeproxy", "contract", "run", "-c", str(w.config), "--shards", "3",
+                 "-o", str(tmp_path / "s3")],
+                capture_output=True, text=True, timeout=120, env=env,
+            )
+        )  # fmt: skip
+        merged = merge(w.config, *(tmp_path / f"s{i}" for i in (1, 2, 3)), out=tmp_path / "merged")
+    assert whole.returncode == 1, whole.stderr
+    assert [p.returncode for p in parts] == [0, 0, 0], [p.stderr for p in parts]
+    assert "shard 3/3: ran 2 episodes" in parts[2].stdout
+    shard_data = [json.loads((tmp_path / f"s{i}" / "results.json").read_text()) for i in (1, 2, 3)]
+    assert [len(d["episodes"]) for d in shard_data] == [2, 2, 2] and all(d["cells"] == [] for d in shard_data)
+    assert merged.returncode == whole.returncode, merged.stdout + merged.stderr
+    a = json.loads((tmp_path / "whole" / "results.json").read_text())
+    b = json.loads((tmp_path / "merged" / "results.json").read_text())
+    assert verdicts(a) == verdicts(b) and a["score"] == b["score"]
+    assert [e["id"] for e in a["episodes"]] == [e["id"] for e in b["episodes"]]
+    assert (tmp_path / "merged" / "junit.xml").exists() and b["shard"] is None and b["complete"]
+
+
+def test_merge_refuses_a_missing_shard_or_another_config(tmp_path: Path) -> None:
+    with world(tmp_path, invariants=INVARIANTS, matrix=MATRIX) as w:
+        for i in (1, 2):
+            assert cli(w.config, "--shard", f"{i}/3", "-o", str(tmp_path / f"s{i}")).returncode == 0
+        missing = merge(w.config, tmp_path / "s1", tmp_path / "s2", out=tmp_path / "m")
+        other = w.config.with_name("other.yaml")
+        other.write_text(w.config.read_text().replace("seed: 7", "seed: 8"))
+        foreign = merge(other, tmp_path / "s1", tmp_path / "s2", out=tmp_path / "m")
+        bad = cli(w.config, "--shard", "4/3")
+    assert missing.returncode == 2 and missing.stderr.strip() == "error: shard 3/3 is missing; merge needs all 3 shards"
+    assert foreign.returncode == 2 and "made from another config than" in foreign.stderr
+    assert len(foreign.stderr.strip().splitlines()) == 1
+    assert bad.returncode == 2 and "I must be between 1 and N" in bad.stderr
