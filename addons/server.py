@@ -152,6 +152,10 @@ class ProxyServer:
             for sig in signals:
                 with contextlib.suppress(Exception):
                     self._loop.remove_signal_handler(sig)
+            # mitmproxy leaves its listening sockets open at shutdown; close them, so that a proxy started
+            # again in this process (a restart in a test) can listen on the same ports
+            if (servers := master.addons.get("proxyserver")) is not None:
+                await servers.servers.update([])
 
     def shutdown(self) -> None:
         """Stop serving; callable from any thread."""

@@ -135,7 +135,9 @@ class Target(StrictModel):
     @classmethod
     def _bare_host(cls, value: str | None) -> str | None:
         if value is not None and ("/" in value or ":" in value):
-            raise ValueError(f"host {value!r} must be a bare host name or glob, e.g. api.openai.com (no scheme, port)")
+            raise ValueError(
+                "must be a bare host name or glob, e.g. api.openai.com or *.example.com (no scheme, no port)"
+            )
         return value.lower() if value is not None else None
 
     @model_validator(mode="before")
