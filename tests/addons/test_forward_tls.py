@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import ssl
 import stat
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -125,3 +128,25 @@ def test_skipping_upstream_verification_is_loud(
         assert through_forward(forward, "api.openai.com", "/v1/quotes", trust).status == 200
     err = capsys.readouterr().err
     assert "warning: proxy.insecure_skip_upstream_verify is on: upstream TLS certificates are NOT verified" in err
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
+def test_curl_with_https_proxy_and_cacert(world: World, tmp_path: Path) -> None:
+    config, forward = forward_config(world, tmp_path / "ca")
+    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()} | {"HTTPS_PROXY": f"http://{forward}"}
+    url = "https://api.openai.com/v1/quotes?symbol=IBM"
+    with running_proxy(config) as p:
+        cacert = str(tmp_path / "ca" / "mitmproxy-ca-cert.pem")
+        ok = subprocess.run(
+            ["curl", "-sS", "--cacert", cacert, url], env=env, capture_output=True, text=True, timeout=30
+        )
+        assert ok.returncode == 0 and '"IBM"' in ok.stdout, ok.stderr
+        refused = subprocess.run(
+            ["curl", "-sS", "--cacert", str(world.ca.cert_file), url],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert refused.returncode == 60, refused.stderr  # curl: peer certificate cannot be authenticated
+        assert [(e["url"], e["targets"]) for e in p.control.journal()] == [(url, ["openai"])]
