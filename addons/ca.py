@@ -98,5 +98,11 @@ def upstream_trust(config: ProxyConfig, files: CaFiles) -> str | None:
         ) from e
     bundle = files.folder / UPSTREAM_TRUST
     public = Path(certifi.where()).read_text()
-    bundle.write_text(public.rstrip("\n") + f"\n\n# proxy.upstream_ca {extra}\n" + text)
+    try:
+        bundle.write_text(public.rstrip("\n") + f"\n\n# proxy.upstream_ca {extra}\n" + text)
+    except OSError as e:
+        raise InfrastructureError(
+            f"cannot write {bundle} (the public roots and proxy.upstream_ca, for mitmproxy): {e.strerror}; "
+            "make proxy.ca_dir writable"
+        ) from e
     return str(bundle)
