@@ -150,3 +150,64 @@ def test_curl_with_https_proxy_and_cacert(world: World, tmp_path: Path) -> None:
         )
         assert refused.returncode == 60, refused.stderr  # curl: peer certificate cannot be authenticated
         assert [(e["url"], e["targets"]) for e in p.control.journal()] == [(url, ["openai"])]
+
+
+JAVA_CLIENT = """
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+
+public class Get {
+    public static void main(String[] args) throws Exception {
+        HttpClient client = HttpClient.newBuilder().proxy(java.net.ProxySelector.getDefault()).build();
+        HttpResponse<String> r = client.send(
+            HttpRequest.newBuilder(URI.create(args[0])).build(), HttpResponse.BodyHandlers.ofString());
+        System.out.println(r.statusCode() + " " + r.body());
+    }
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("java") is None or shutil.which("keytool") is None, reason="no Java here")
+@pytest.mark.timeout(90)
+def test_java_with_a_truststore_copy_and_proxy_properties(world: World, tmp_path: Path) -> None:
+    """The README's Java recipe: the CA imported into a copy of the JDK's cacerts, the proxy and the store
+    given as system properties (JAVA_TOOL_OPTIONS), the program unchanged."""
+    java_home = Path(os.path.realpath(shutil.which("java") or "")).parent.parent
+    store = tmp_path / "truststore.p12"
+    shutil.copy(java_home / "lib" / "security" / "cacerts", store)
+    config, forward = forward_config(world, tmp_path / "ca")
+    host, port = forward.rsplit(":", 1)
+    (tmp_path / "Get.java").write_text(JAVA_CLIENT)
+    url = "https://api.openai.com/v1/quotes?symbol=ORCL"
+    with running_proxy(config) as p:
+        imported = subprocess.run(
+            [
+                "keytool",
+                "-importcert",
+                "-noprompt",
+                "-alias",
+                "flakeproxy",
+                "-file",
+                str(tmp_path / "ca" / "mitmproxy-ca-cert.pem"),
+                "-keystore",
+                str(store),
+                "-storepass",
+                "changeit",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert imported.returncode == 0, imported.stderr
+        options = (
+            f"-Dhttps.proxyHost={host} -Dhttps.proxyPort={port} "
+            f"-Djavax.net.ssl.trustStore={store} -Djavax.net.ssl.trustStorePassword=changeit"
+        )
+        env = {**os.environ, "JAVA_TOOL_OPTIONS": options}
+        out = subprocess.run(
+            ["java", "Get.java", url], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+        )
+        assert out.returncode == 0 and out.stdout.startswith("200 ") and '"ORCL"' in out.stdout, out.stderr[-2000:]
+        assert [(e["url"], e["targets"]) for e in p.control.journal()] == [(url, ["openai"])]
