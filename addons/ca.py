@@ -14,6 +14,7 @@ from pathlib import Path
 
 import certifi
 from cryptography import x509
+from cryptography.hazmat.primitives.serialization import Encoding
 from mitmproxy.certs import CertStore
 
 from flakeproxy.config import ProxyConfig
@@ -56,27 +57,22 @@ def ensure_ca(config: ProxyConfig) -> CaFiles:
             CertStore.create_store(files.folder, BASENAME, KEY_SIZE)
         elif not files.cert.exists():  # a CA someone placed there (key and certificate in one PEM)
             cert = x509.load_pem_x509_certificates(files.key.read_bytes())[0]
-            files.cert.write_bytes(cert.public_bytes(encoding=_pem()))
+            files.cert.write_bytes(cert.public_bytes(Encoding.PEM))
     except OSError as e:
         raise InfrastructureError(f"cannot create the CA in {where}: {e.strerror}; make the folder writable") from e
     except ValueError as e:
         raise ConfigError(f"{files.key} holds no PEM certificate ({e}); remove it to have a new CA made") from e
-    mode = stat.S_IMODE(files.key.stat().st_mode)
-    if mode & 0o077:
-        try:
-            os.chmod(files.key, 0o600)
-        except OSError as e:
-            raise InfrastructureError(
-                f"{files.key} (the CA's private key) is readable by others (mode {mode:o}) and cannot be made 0600 "
-                f"({e.strerror}); chmod 600 it (Kubernetes: defaultMode: 0400 on its volume)"
-            ) from e
+    for secret in (files.key, files.folder / f"{BASENAME}-ca.p12"):  # the p12 holds the key too
+        mode = stat.S_IMODE(secret.stat().st_mode) if secret.exists() else 0
+        if mode & 0o077:
+            try:
+                os.chmod(secret, 0o600)
+            except OSError as e:
+                raise InfrastructureError(
+                    f"{secret} (the CA's private key) is readable by others (mode {mode:o}) and cannot be made "
+                    f"0600 ({e.strerror}); chmod 600 it (Kubernetes: defaultMode: 0400 on its volume)"
+                ) from e
     return files
-
-
-def _pem() -> object:
-    from cryptography.hazmat.primitives.serialization import Encoding
-
-    return Encoding.PEM
 
 
 def upstream_trust(config: ProxyConfig, files: CaFiles) -> str | None:

@@ -13,10 +13,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
 
 from flakeproxy.cli.main import cli
 from tests.support.forward import OTHER_HOST, World, forward_config, staging_world, through_forward, trust_file
 from tests.support.proxy import running_proxy
+from tests.support.tls import make_ca
 
 UPSTREAM_CA = "flakeproxy test upstream CA"
 
@@ -66,7 +68,7 @@ def test_the_ca_folder_is_made_once_kept_private_and_reused_after_a_restart(worl
     assert not ca_dir.exists()
     with running_proxy(config):
         first = cert.read_bytes()
-        assert stat.S_IMODE(key.stat().st_mode) == 0o600
+        assert stat.S_IMODE(key.stat().st_mode) == stat.S_IMODE((ca_dir / "mitmproxy-ca.p12").stat().st_mode) == 0o600
         assert b"PRIVATE KEY" in key.read_bytes() and b"PRIVATE KEY" not in first
         # the certificate agents trust is the one the proxy signs with
         trust = trust_file(tmp_path, cert)
@@ -103,8 +105,10 @@ def test_ca_command_makes_the_ca_before_the_proxy_ever_ran_and_tightens_a_loose_
     assert out.read_text() == (tmp_path / "ca" / "mitmproxy-ca-cert.pem").read_text()
     assert stat.S_IMODE(out.stat().st_mode) == 0o644 and stat.S_IMODE(key.stat().st_mode) == 0o600
     key.chmod(0o644)
+    (tmp_path / "ca" / "mitmproxy-ca.p12").chmod(0o640)
     assert CliRunner().invoke(cli, ["ca", "-c", str(config), "--path"]).exit_code == 0
     assert stat.S_IMODE(key.stat().st_mode) == 0o600
+    assert stat.S_IMODE((tmp_path / "ca" / "mitmproxy-ca.p12").stat().st_mode) == 0o600
     assert (tmp_path / "ca" / "mitmproxy-ca-cert.pem").read_text() == out.read_text()  # not remade
 
 
@@ -211,3 +215,20 @@ def test_java_with_a_truststore_copy_and_proxy_properties(world: World, tmp_path
         )
         assert out.returncode == 0 and out.stdout.startswith("200 ") and '"ORCL"' in out.stdout, out.stderr[-2000:]
         assert [(e["url"], e["targets"]) for e in p.control.journal()] == [(url, ["openai"])]
+
+
+def test_a_ca_of_your_own_placed_in_ca_dir_is_used(world: World, tmp_path: Path) -> None:
+    """mitmproxy-ca.pem holding your CA's key and certificate: the proxy signs with it, `flakeproxy ca` prints it."""
+    own = make_ca(tmp_path / "own", "our staging CA")
+    ca_dir = tmp_path / "ca"
+    ca_dir.mkdir()
+    key_pem = own.key.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption())
+    (ca_dir / "mitmproxy-ca.pem").write_bytes(key_pem + own.cert_file.read_bytes())
+    (ca_dir / "mitmproxy-ca.pem").chmod(0o600)
+    config, forward = forward_config(world, ca_dir)
+    (tmp_path / "flakeproxy.yaml").write_text(config)
+    result = CliRunner().invoke(cli, ["ca", "-c", str(tmp_path / "flakeproxy.yaml")])
+    assert result.exit_code == 0 and result.output == own.cert_file.read_text()
+    with running_proxy(config):
+        seen = through_forward(forward, "api.openai.com", "/v1/quotes", own.cert_file)
+        assert seen.status == 200 and seen.issuer == "our staging CA"
