@@ -1,4 +1,5 @@
-"""Run the proxy: mitmproxy with one reverse listener per configured upstream, the addon, the control API."""
+"""Run the proxy: mitmproxy with one reverse listener per configured upstream, the optional forward listener
+(HTTPS through it decrypted with the CA in proxy.ca_dir), the addon, the control API."""
 
 from __future__ import annotations
 
@@ -6,14 +7,18 @@ import asyncio
 import contextlib
 import signal
 import socket
+import sys
 from collections.abc import Callable
+from typing import Any
 
 from aiohttp import web
 from mitmproxy.options import Options
 from mitmproxy.tools.dump import DumpMaster
 
+from flakeproxy.addons.ca import ensure_ca, upstream_trust
 from flakeproxy.addons.control import ControlApi
 from flakeproxy.addons.fault_addon import REWRITE_CAP, FaultAddon
+from flakeproxy.addons.forward import ForwardTls
 from flakeproxy.addons.upstream_timeouts import Timeouts
 from flakeproxy.config import FlakeproxyConfig, is_loopback_host
 from flakeproxy.config.proxy import split_host_port
@@ -25,7 +30,9 @@ from flakeproxy.wire.call import TargetSpec
 
 
 def target_specs(config: FlakeproxyConfig) -> dict[str, TargetSpec]:
-    return {name: TargetSpec(t.listener, t.path, t.method, t.mcp_tool, t.api) for name, t in config.targets.items()}
+    return {
+        name: TargetSpec(t.listener, t.path, t.method, t.mcp_tool, t.api, t.host) for name, t in config.targets.items()
+    }
 
 
 def listener_modes(config: FlakeproxyConfig) -> dict[str, str]:
@@ -34,6 +41,26 @@ def listener_modes(config: FlakeproxyConfig) -> dict[str, str]:
     if config.proxy.forward:
         modes[f"regular@{config.proxy.forward}"] = "forward"
     return modes
+
+
+INSECURE_WARNING = (
+    "warning: proxy.insecure_skip_upstream_verify is on: upstream TLS certificates are NOT verified; "
+    "use it for test upstreams only, never where a real API key is sent"
+)
+
+
+def tls_options(config: FlakeproxyConfig) -> dict[str, Any]:
+    """mitmproxy's TLS options: the CA folder (made now if new), and how upstream certificates are verified."""
+    files = ensure_ca(config.proxy)
+    return {
+        "confdir": str(files.folder),
+        "ssl_insecure": config.proxy.insecure_skip_upstream_verify,
+        "ssl_verify_upstream_trusted_ca": upstream_trust(config.proxy, files),
+    }
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def _check_free(name: str, address: str) -> None:
@@ -87,18 +114,30 @@ class ProxyServer:
         self._master: DumpMaster | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    async def run(self, on_ready: Callable[[str], None] = print, handle_signals: bool = True) -> None:
+    async def run(
+        self,
+        on_ready: Callable[[str], None] = print,
+        handle_signals: bool = True,
+        on_warning: Callable[[str], None] = _stderr,
+    ) -> None:
         """Serve until shut down; raise InfrastructureError if a port is taken or mitmproxy cannot start."""
         for spec, name in self.modes.items():
             _check_free(f"listener {name}", spec.rsplit("@", 1)[1])
         _check_free("control API", self.admin)
+        tls = tls_options(self.config)
+        if self.config.proxy.insecure_skip_upstream_verify:
+            on_warning(INSECURE_WARNING)
         self._loop = asyncio.get_running_loop()
-        master = self._master = DumpMaster(Options(mode=list(self.modes)), with_termlog=False, with_dumper=False)
+        options = Options(mode=list(self.modes), **tls)
+        master = self._master = DumpMaster(options, with_termlog=False, with_dumper=False)
         timeouts = {
             lst.name: Timeouts(lst.connect_timeout_ms, lst.read_timeout_ms) for lst in self.config.proxy.listeners
         }
+        proxy = self.config.proxy
         master.addons.add(
-            FaultAddon(self.injector, self.modes, self.journal, timeouts), _Lifecycle(self.api, self.admin, on_ready)
+            ForwardTls(self.injector.targets, self.modes, proxy.intercept, proxy.resolve),
+            FaultAddon(self.injector, self.modes, self.journal, timeouts),
+            _Lifecycle(self.api, self.admin, on_ready),
         )
         # lazy: a fault can answer when the upstream is down; bodies a rewrite would buffer stream past the cap
         master.options.update(connection_strategy="lazy", stream_large_bodies=REWRITE_CAP)
@@ -113,6 +152,10 @@ class ProxyServer:
             for sig in signals:
                 with contextlib.suppress(Exception):
                     self._loop.remove_signal_handler(sig)
+            # mitmproxy leaves its listening sockets open at shutdown; close them, so that a proxy started
+            # again in this process (a restart in a test) can listen on the same ports
+            if (servers := master.addons.get("proxyserver")) is not None:
+                await servers.servers.update([])
 
     def shutdown(self) -> None:
         """Stop serving; callable from any thread."""

@@ -7,6 +7,7 @@ import sys
 import click
 
 from flakeproxy import __version__
+from flakeproxy.cli.ca import ca
 from flakeproxy.cli.ci import ci, profiles
 from flakeproxy.cli.contract import contract
 from flakeproxy.cli.demo import demo
@@ -42,6 +43,7 @@ cli.add_command(validate)
 cli.add_command(schema)
 cli.add_command(contract)
 cli.add_command(proxy)
+cli.add_command(ca)
 cli.add_command(demo)
 cli.add_command(mock)
 cli.add_command(ci)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import ipaddress
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from flakeproxy.config.base import HostPort, HttpUrl, StrictModel
 
@@ -51,6 +51,32 @@ class ProxyConfig(StrictModel):
     token: str | None = Field(None, description="Required on every control API call when set.")
     listeners: list[Listener] = Field(default_factory=list)
     forward: HostPort | None = Field(None, description="Optional explicit-proxy listener (HTTP(S)_PROXY).")
+    ca_dir: str = Field(
+        "~/.mitmproxy",
+        description="The folder of the CA the forward listener signs intercepted HTTPS with (mitmproxy-ca.pem, "
+        "key and certificate, mode 0600; mitmproxy-ca-cert.pem, the certificate agents trust); created on first "
+        "start, reused after. `flakeproxy ca` prints it.",
+    )
+    intercept: Literal["targets", "all"] = Field(
+        "targets",
+        description="targets: the forward listener decrypts HTTPS only to hosts a forward target names (host:) and "
+        "tunnels every other host untouched, with its own certificate; all: it decrypts every host.",
+    )
+    upstream_ca: str | None = Field(
+        None,
+        description="A PEM file of CA certificates trusted for upstream HTTPS besides the public ones "
+        "(a private CA in staging).",
+    )
+    insecure_skip_upstream_verify: bool = Field(
+        False,
+        description="Do not verify upstream TLS certificates at all. For test upstreams only; "
+        "the proxy prints a warning at start.",
+    )
+    resolve: dict[str, HostPort] = Field(
+        default_factory=dict,
+        description="For tests: connect to these loopback HOST:PORT addresses instead of resolving these host "
+        "names (the requests still name the hosts, TLS still checks them).",
+    )
 
     @model_validator(mode="after")
     def _checks(self) -> ProxyConfig:
@@ -65,6 +91,12 @@ class ProxyConfig(StrictModel):
         for address in addresses:
             if addresses.count(address) > 1 and not address.endswith(":0"):
                 raise ValueError(f"address {address} is used twice; each listener needs its own port")
+        for name, address in self.resolve.items():
+            if not is_loopback_host(split_host_port(address)[0]):
+                raise ValueError(
+                    f"resolve: {name} -> {address}: only loopback addresses are allowed (this map is for tests); "
+                    "use 127.0.0.1:PORT"
+                )
         host, _ = split_host_port(self.admin)
         if not is_loopback_host(host) and not self.token:
             raise ValueError(
@@ -74,10 +106,19 @@ class ProxyConfig(StrictModel):
         return self
 
 
+#: The providers' real API hosts, so a target naming one needs no `api:` (an explicit `api: null` keeps none).
+PROVIDER_HOSTS = {"api.openai.com": "openai", "api.anthropic.com": "anthropic"}
+
+
 class Target(StrictModel):
-    """A name faults use in `tool:`: requests on a listener, narrowed by path, method, MCP tool or LLM API."""
+    """A name faults use in `tool:`: requests on a listener, narrowed by host, path, method, MCP tool or LLM API."""
 
     listener: str
+    host: str | None = Field(
+        None,
+        description="A glob on the request's host name, e.g. api.openai.com or *.example.com (no port); "
+        "with listener: forward, how a staging config names the real upstreams.",
+    )
     path: str | None = Field(None, description="A glob on the request path, e.g. /v1/quotes*.")
     method: str | None = Field(None, pattern=r"^[A-Z]+$")
     mcp_tool: str | None = Field(None, description="One MCP tool by name (tools/call params.name).")
@@ -89,6 +130,28 @@ class Target(StrictModel):
         description="Whether the agent asks this LLM target for streamed (SSE) answers; "
         "used only to warn about stream-only faults.",
     )
+
+    @field_validator("host")
+    @classmethod
+    def _bare_host(cls, value: str | None) -> str | None:
+        if value is not None and ("/" in value or ":" in value):
+            raise ValueError(
+                "must be a bare host name or glob, e.g. api.openai.com or *.example.com (no scheme, no port)"
+            )
+        return value.lower() if value is not None else None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _provider_api(cls, data: Any) -> Any:
+        """A target on a provider's real host is that provider's LLM API unless it says otherwise."""
+        if isinstance(data, dict) and "api" not in data and "mcp_tool" not in data:
+            host = data.get("host")
+            api = PROVIDER_HOSTS.get(host.lower()) if isinstance(host, str) else None
+            if api == "openai" and str(data.get("path") or "").startswith("/v1/responses"):
+                api = "openai-responses"
+            if api is not None:
+                return {**data, "api": api}
+        return data
 
     @model_validator(mode="after")
     def _one_kind(self) -> Target:

@@ -6,6 +6,7 @@ import contextvars
 import fnmatch
 from collections.abc import Mapping
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from flakeproxy.wire.mcp import called_tool
 
@@ -30,6 +31,17 @@ class TargetSpec:
     method: str | None = None
     mcp_tool: str | None = None
     api: str | None = None
+    host: str | None = None  # a glob on the request's host name (lower case)
+
+
+def host_matches(pattern: str | None, host: str) -> bool:
+    """True when a target's host glob (None: any host) matches a request's host name (any case)."""
+    return pattern is None or fnmatch.fnmatchcase(host.lower().strip("[]").rstrip("."), pattern)
+
+
+def names_host(targets: Mapping[str, TargetSpec], listener: str, host: str) -> bool:
+    """True when some target on this listener could match requests to host (a target without host: does)."""
+    return any(t.listener == listener and host_matches(t.host, host) for t in targets.values())
 
 
 @dataclass(frozen=True)
@@ -56,12 +68,15 @@ def resolve(
 ) -> Call:
     """A Call with the names of every target the request matches."""
     bare_path = path.split("?", 1)[0]
+    host = urlsplit(url).hostname or ""
     tool = called_tool(headers, body) if any(t.mcp_tool for t in targets.values()) else None
     matched = []
     for name, t in targets.items():
         if t.listener != listener:
             continue
         if t.method and t.method != method.upper():
+            continue
+        if t.host and not host_matches(t.host, host):
             continue
         if t.path and not fnmatch.fnmatchcase(bare_path, t.path):
             continue

@@ -1,0 +1,49 @@
+"""`flakeproxy ca`: the CA the forward listener signs intercepted HTTPS with, for agents to trust."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from flakeproxy.cli.options import config_option
+from flakeproxy.config import load_config
+
+
+@click.command()
+@config_option
+@click.option("--pem", "what", flag_value="pem", default=True, help="Print the CA certificate (PEM); the default.")
+@click.option("--path", "what", flag_value="path", help="Print the path of the CA certificate file.")
+@click.option(
+    "--bundle",
+    "what",
+    flag_value="bundle",
+    help="Print the public roots followed by the CA: for trust variables that replace a client's defaults "
+    "(SSL_CERT_FILE, REQUESTS_CA_BUNDLE, curl --cacert) while other hosts pass through.",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, writable=True),
+    help="Write it to this file (mode 0644, e.g. on a volume the agent mounts) instead of printing it.",
+)
+def ca(config_path: str, what: str, out: str | None) -> None:
+    """Print the forward listener's CA certificate (made in proxy.ca_dir if it is not there yet).
+
+    The proxy makes the same CA on its first start and reuses it after; its private key never
+    leaves proxy.ca_dir. Trust the certificate in the agent: see the README's "Staging: HTTPS
+    through the forward proxy".
+    """
+    config = load_config(config_path)
+    from flakeproxy.addons.ca import ensure_ca  # needs mitmproxy's certificate code
+
+    files = ensure_ca(config.proxy)
+    text = {"pem": files.pem, "bundle": files.bundle, "path": lambda: f"{files.cert}\n"}[what]()
+    if out is None:
+        click.echo(text, nl=False)
+        return
+    target = Path(out)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text)
+    os.chmod(target, 0o644)
+    click.echo(f"wrote {target}", err=True)
