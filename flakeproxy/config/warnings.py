@@ -93,6 +93,33 @@ def unattributed_concurrency(config: FlakeproxyConfig) -> list[str]:
     ]
 
 
+def forward_proxy(config: FlakeproxyConfig) -> list[str]:
+    """Upstream verification switched off, and faults the forward listener's pass-through can never reach."""
+    out = []
+    if config.proxy.insecure_skip_upstream_verify:
+        out.append(
+            "proxy.insecure_skip_upstream_verify: upstream certificates are not checked; use it for test "
+            "upstreams only (a private CA belongs in proxy.upstream_ca)"
+        )
+    forward_hosts = [t for t in config.targets.values() if t.listener == "forward"]
+    if config.proxy.forward and config.proxy.intercept == "targets":
+        for i, scenario in enumerate(config.matrix):
+            for fault in [*scenario.tool_faults, *scenario.llm_faults, *scenario.context_attacks]:
+                if fault.match_url and fault.tool is None and fault.match_url.startswith("https") and not forward_hosts:
+                    where = format_path((*config.matrix_loc, i))
+                    out.append(
+                        f"{where} ({scenario.name}): match_url {fault.match_url} aims at HTTPS through the forward "
+                        "listener, which tunnels hosts no target names (intercept: targets); name the host in a "
+                        "target or set proxy.intercept: all"
+                    )
+    return out
+
+
 def config_warnings(config: FlakeproxyConfig) -> list[str]:
     """Every warning for config, one line each, in a stable order."""
-    return doubled_backslashes(config) + stream_only_faults(config) + unattributed_concurrency(config)
+    return (
+        doubled_backslashes(config)
+        + stream_only_faults(config)
+        + unattributed_concurrency(config)
+        + forward_proxy(config)
+    )

@@ -101,3 +101,36 @@ def test_the_finance_example_warns_about_its_spec_pattern() -> None:
 
     warnings = config_warnings(load_config(REPO / "examples" / "finance-contract.yaml"))
     assert len(warnings) == 1 and warnings[0].startswith("contract.invariants[1].pattern: '\\\\$[\\\\d,]+")
+
+
+def test_skipping_upstream_verification_is_warned() -> None:
+    from flakeproxy import parse_config
+    from flakeproxy.config.warnings import config_warnings
+    from tests.config.base_config import BASE
+
+    config = parse_config(
+        BASE.replace("  admin: 127.0.0.1:8790\n", "  admin: 127.0.0.1:8790\n  insecure_skip_upstream_verify: true\n"),
+        "f",
+    )
+    assert any(
+        w.startswith("proxy.insecure_skip_upstream_verify: upstream certificates are not checked")
+        for w in config_warnings(config)
+    )
+    assert not any("insecure" in w for w in config_warnings(parse_config(BASE, "f")))
+
+
+def test_a_match_url_fault_the_forward_pass_through_cannot_reach_is_warned() -> None:
+    from flakeproxy import parse_config
+    from flakeproxy.config.warnings import config_warnings
+    from tests.config.base_config import BASE
+
+    text = BASE.replace("  admin: 127.0.0.1:8790\n", "  admin: 127.0.0.1:8790\n  forward: 127.0.0.1:8700\n")
+    text = text.replace(
+        "  - name: llm-degraded\n",
+        "  - name: https-api-down\n    tool_faults: [{match_url: 'https://api.example.com/*', mode: error}]\n"
+        "  - name: llm-degraded\n",
+    )
+    warned = [w for w in config_warnings(parse_config(text, "f")) if "https-api-down" in w]
+    assert len(warned) == 1 and "set proxy.intercept: all" in warned[0]
+    everything = text.replace("  forward: 127.0.0.1:8700\n", "  forward: 127.0.0.1:8700\n  intercept: all\n")
+    assert not [w for w in config_warnings(parse_config(everything, "f")) if "https-api-down" in w]
