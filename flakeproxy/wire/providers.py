@@ -157,7 +157,13 @@ class OpenAIResponses(OpenAIChat):
         elif tool and kind == "response.function_call_arguments.delta":
             data["delta"] = tool("", data.get("delta", ""))[1]
         elif tool and kind == "response.function_call_arguments.done":
-            data["arguments"] = tool("", data.get("arguments", ""))[1]
+            whole_args = getattr(tool, "whole", None)  # a per-stream transform knows what the deltas became
+            args = data.get("arguments", "")
+            data["arguments"] = whole_args(args) if whole_args else tool("", args)[1]
+        elif (whole_args := getattr(tool, "whole", None)) and kind == "response.completed":
+            for item in (data.get("response") or {}).get("output") or []:
+                if item.get("type") == "function_call":  # the final answer repeats what the deltas became
+                    item["arguments"] = whole_args(item.get("arguments", ""))
         else:
             return event.raw
         return format_event(data, event.event)
