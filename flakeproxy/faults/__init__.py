@@ -7,6 +7,7 @@ from typing import Annotated
 from pydantic import Field
 
 from flakeproxy.faults.base import Delay, Fault
+from flakeproxy.faults.context_length import ContextLengthFault
 from flakeproxy.faults.empty import EmptyFault
 from flakeproxy.faults.error import ErrorFault
 from flakeproxy.faults.garbage import GarbageFault
@@ -20,6 +21,7 @@ from flakeproxy.faults.mid_stream_error import MidStreamErrorFault
 from flakeproxy.faults.overflow import OverflowAttack
 from flakeproxy.faults.overloaded import OverloadedFault
 from flakeproxy.faults.rate_limit import RateLimitFault
+from flakeproxy.faults.request_too_large import RequestTooLargeFault
 from flakeproxy.faults.reset import ResetFault
 from flakeproxy.faults.response_drift import ResponseDriftFault
 from flakeproxy.faults.schema_drift import SchemaDriftFault
@@ -58,7 +60,9 @@ LlmFault = Annotated[
     | EmptyFault
     | GarbageFault
     | ResponseDriftFault
-    | ToolCallCorruptionFault,
+    | ToolCallCorruptionFault
+    | ContextLengthFault
+    | RequestTooLargeFault,
     Field(discriminator="mode"),
 ]
 
@@ -76,6 +80,7 @@ __all__ = [
     "LLM_ATTACKS",
     "MCP_ONLY",
     "ContextAttack",
+    "ContextLengthFault",
     "Delay",
     "EmptyFault",
     "ErrorFault",
@@ -92,6 +97,7 @@ __all__ = [
     "OverflowAttack",
     "OverloadedFault",
     "RateLimitFault",
+    "RequestTooLargeFault",
     "ResetFault",
     "ResponseDriftFault",
     "SchemaDriftFault",

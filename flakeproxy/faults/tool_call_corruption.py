@@ -11,8 +11,11 @@ from flakeproxy.wire.text import StreamedArgsCut, corrupt_arguments
 
 
 class ToolCallCorruptionFault(Fault):
-    """Break the JSON arguments of the LLM's tool calls: cut them to a prefix (on a stream, at one point of
-    the joined pieces, the rest dropped), make them invalid, or rename the tool."""
+    """Break the LLM's tool calls: cut the JSON arguments to one prefix, make them invalid, or rename the tool.
+
+    On a stream, truncate_json cuts the joined argument pieces at one point and drops the rest (as a real
+    cut answer), so an SDK that parses partial JSON sees a prefix, not garbage.
+    """
 
     mode: Literal["tool_call_corruption"]
     corruption: Literal["truncate_json", "invalid_json", "wrong_name"] = "truncate_json"

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from flakeproxy.wire.action import Reply, json_reply
+from flakeproxy.wire.provider_errors import anthropic_error, openai_error
 from flakeproxy.wire.sse import SseEvent, format_event
 
 TextFn = Callable[[str], str]
@@ -49,17 +50,10 @@ class OpenAIChat(Plain):
     """OpenAI chat completions (/v1/chat/completions), JSON and SSE."""
 
     api = "openai"
-    _types = {
-        429: ("requests", "rate_limit_exceeded"),
-        503: ("server_error", "server_is_overloaded"),
-        401: ("invalid_request_error", "invalid_api_key"),
-        400: ("invalid_request_error", None),
-    }
 
     def error(self, status: int, message: str | None = None, headers: dict[str, str] | None = None) -> Reply:
-        kind, code = self._types.get(status, ("server_error" if status >= 500 else "invalid_request_error", None))
-        body = {"error": {"message": message or status_text(status), "type": kind, "param": None, "code": code}}
-        return json_reply(status, body, headers)
+        body, all_headers = openai_error(status, message, headers or {}, "gpt-4o")
+        return json_reply(status, body, all_headers)
 
     #: what a mid-stream error says when the fault does not choose (what this API sends mid-stream)
     stream_error_type = "server_error"
@@ -131,6 +125,18 @@ class OpenAIResponses(OpenAIChat):
         }
         return format_event(event, "error")
 
+    def stream_failed(self, message: str | None = None, error_type: str | None = None) -> bytes:
+        """The other way a Responses stream fails: a final `response.failed` carrying the error."""
+        error = {"code": error_type or self.stream_error_type, "message": message or self.stream_error_message}
+        response: dict[str, Any] = {
+            "object": "response",
+            "status": "failed",
+            "output": [],
+            "error": error,
+            "incomplete_details": None,
+        }
+        return format_event({"type": "response.failed", "response": response}, "response.failed")
+
     def map_json(self, body: Any, text: TextFn | None, tool: ToolFn | None, finish: str | None = None) -> Any:
         body = copy.deepcopy(body)
         for item in body.get("output") or []:
@@ -185,23 +191,10 @@ class Anthropic(Plain):
     """Anthropic messages (/v1/messages), JSON and named SSE events."""
 
     api = "anthropic"
-    _types = {
-        400: "invalid_request_error",
-        401: "authentication_error",
-        403: "permission_error",
-        404: "not_found_error",
-        413: "request_too_large",
-        429: "rate_limit_error",
-        500: "api_error",
-        504: "timeout_error",
-        529: "overloaded_error",
-        503: "overloaded_error",
-    }
 
     def error(self, status: int, message: str | None = None, headers: dict[str, str] | None = None) -> Reply:
-        kind = self._types.get(status, "api_error" if status >= 500 else "invalid_request_error")
-        body = {"type": "error", "error": {"type": kind, "message": message or status_text(status)}}
-        return json_reply(status, body, headers)
+        body, all_headers = anthropic_error(status, message, headers or {})
+        return json_reply(status, body, all_headers)
 
     stream_error_type = "overloaded_error"
     stream_error_message = "Overloaded"

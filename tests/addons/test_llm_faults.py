@@ -75,6 +75,8 @@ def test_error_is_provider_shaped(world: tuple[Upstream, Proxy], api: str) -> No
     body = json.loads(seen.body)
     assert seen.status == 500 and up.count() == before
     if api == "anthropic":
+        request_id = body.pop("request_id")  # the body repeats the request-id header, as Anthropic's does
+        assert request_id == seen.headers["request-id"] and request_id.startswith("req_")
         assert body == {"type": "error", "error": {"type": "api_error", "message": "Internal server error"}}
     else:
         assert body["error"]["type"] == "server_error" and set(body["error"]) == {"message", "type", "param", "code"}

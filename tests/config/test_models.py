@@ -128,6 +128,8 @@ LLM_MODES = {
     "garbage",
     "response_drift",
     "tool_call_corruption",
+    "context_length_exceeded",
+    "request_too_large",
 }
 ATTACKS = {"indirect_injection", "memory_poisoning", "overflow"}
 INVARIANTS = {
