@@ -141,10 +141,10 @@ class FaultAddon:
             coverage.streamed_whole()
         if action is not None and coverage is not None and action.stream is not None:
             transform = state.transform = WatchedStream(action.stream(), coverage)
-            # The transform may end the body early: frame it as chunks, and do not reuse the connection.
+            # The transform may end the body early: frame it as chunks. No `connection: close` (a provider's
+            # stream has none): the agent may reuse the connection once the body has ended.
             flow.response.headers.pop("content-length", None)
             flow.response.headers["transfer-encoding"] = "chunked"
-            flow.response.headers["connection"] = "close"
             self._stream(flow, state, TransformedStream(state, transform, flow.response))
             return
         self._stream(flow, state, ResponsePass(state, flow.response.headers.get("content-encoding")))
