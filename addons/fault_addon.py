@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from mitmproxy import flow as mflow
 from mitmproxy import http
 
+from flakeproxy.addons.client_cut import client_cutter
 from flakeproxy.addons.flow_state import FlowState, RequestPass, ResponsePass, TransformedStream
 from flakeproxy.addons.upstream_timeouts import Timeouts, UpstreamWatch
 from flakeproxy.injector import Decision, Injector
@@ -145,7 +146,8 @@ class FaultAddon:
             # stream has none): the agent may reuse the connection once the body has ended.
             flow.response.headers.pop("content-length", None)
             flow.response.headers["transfer-encoding"] = "chunked"
-            self._stream(flow, state, TransformedStream(state, transform, flow.response))
+            cut = client_cutter(flow) if action.reset_stream else None
+            self._stream(flow, state, TransformedStream(state, transform, flow.response, cut))
             return
         self._stream(flow, state, ResponsePass(state, flow.response.headers.get("content-encoding")))
 
@@ -175,6 +177,8 @@ class FaultAddon:
                     if action.keep_length:
                         flow.response.headers["content-length"] = str(full)
                         flow.response.headers["connection"] = "close"
+                    if action.reset_stream:
+                        state.entry.error = f"connection cut by fault mid-body after {len(rewritten)} of {full} bytes"
             state.capture.add(body)
         self._finish(flow, state)
 

@@ -27,6 +27,7 @@ from flakeproxy.faults.response_drift import ResponseDriftFault
 from flakeproxy.faults.schema_drift import SchemaDriftFault
 from flakeproxy.faults.slow import SlowFault
 from flakeproxy.faults.stream_cut import StreamCutFault
+from flakeproxy.faults.stream_reset import StreamResetFault
 from flakeproxy.faults.timeout import TimeoutFault
 from flakeproxy.faults.tool_call_corruption import ToolCallCorruptionFault
 from flakeproxy.faults.truncated import TruncatedFault
@@ -62,7 +63,8 @@ LlmFault = Annotated[
     | ResponseDriftFault
     | ToolCallCorruptionFault
     | ContextLengthFault
-    | RequestTooLargeFault,
+    | RequestTooLargeFault
+    | StreamResetFault,
     Field(discriminator="mode"),
 ]
 
@@ -103,6 +105,7 @@ __all__ = [
     "SchemaDriftFault",
     "SlowFault",
     "StreamCutFault",
+    "StreamResetFault",
     "TimeoutFault",
     "ToolCallCorruptionFault",
     "ToolFault",

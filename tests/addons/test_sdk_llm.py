@@ -209,3 +209,37 @@ def test_openai_streamed_truncated_tool_arguments_are_a_prefix(world: tuple[Upst
             for call in choice.delta.tool_calls or []:
                 args += (call.function.arguments or "") if call.function else ""
     assert args and TOOL_ARGS.startswith(args) and args != TOOL_ARGS
+
+
+# -- stream_reset: the connection cut mid-answer with no chunk terminator, as a load balancer does
+
+
+def test_openai_stream_reset_raises_api_connection_error_and_the_journal_says_where(
+    world: tuple[Upstream, Proxy],
+) -> None:
+    _, proxy = world
+    cell = scenario(proxy, llm_faults=[{"tool": "chat", "mode": "stream_reset", "after_events": 3}])
+    with pytest.raises(openai.APIConnectionError) as info:
+        chat_stream(proxy)
+    assert "incomplete chunked read" in repr(info.value.__cause__)
+    (entry,) = proxy.control.end(cell)  # a cut inside a stream is not retried
+    assert entry["status"] == 200 and entry["error"].startswith("connection cut by fault mid-stream after 3 events")
+    assert "connection cut mid-stream after 3 events" in entry["fault"]["effect"]
+
+
+def test_anthropic_reset_mid_body_raises_api_connection_error_after_retries(world: tuple[Upstream, Proxy]) -> None:
+    _, proxy = world
+    cell = scenario(proxy, llm_faults=[{"tool": "claude", "mode": "stream_reset", "after_bytes": 40}])
+    with pytest.raises(anthropic.APIConnectionError):
+        claude(proxy).messages.create(model="m", max_tokens=100, messages=MESSAGES)
+    journal = proxy.control.end(cell)
+    assert len(journal) == 3 and all("mid-body after 40 of" in e["error"] for e in journal)
+
+
+def test_anthropic_stream_reset_surfaces_the_transport_error(world: tuple[Upstream, Proxy]) -> None:
+    """anthropic-python's messages.stream does not wrap a cut inside the body: httpx's error comes out."""
+    _, proxy = world
+    scenario(proxy, llm_faults=[{"tool": "claude", "mode": "stream_reset", "after_events": 3}])
+    with pytest.raises(Exception, match="incomplete chunked read") as info:
+        claude_stream(proxy)
+    assert type(info.value).__name__ == "RemoteProtocolError"

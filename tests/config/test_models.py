@@ -130,6 +130,7 @@ LLM_MODES = {
     "tool_call_corruption",
     "context_length_exceeded",
     "request_too_large",
+    "stream_reset",
 }
 ATTACKS = {"indirect_injection", "memory_poisoning", "overflow"}
 INVARIANTS = {
