@@ -86,19 +86,26 @@ class OpenAIChat(Plain):
         data = event.json()
         if not isinstance(data, dict) or not data.get("choices"):
             return event.raw
+        emptied = kept = 0  # argument pieces a cut emptied / anything else the chunk still says
         for choice in data["choices"]:
             delta = choice.get("delta") or {}
             if text and isinstance(delta.get("content"), str):
                 delta["content"] = text(delta["content"])
+            kept += bool(delta.get("content") or choice.get("finish_reason") or delta.get("role"))
             for call in delta.get("tool_calls") or []:
                 fn = call.get("function") or {}
                 if not tool:
                     continue
-                name, args = tool(fn.get("name") or "", fn.get("arguments") or "")
+                before = fn.get("arguments") or ""
+                name, args = tool(fn.get("name") or "", before)
                 if "name" in fn:
                     fn["name"] = name
                 if "arguments" in fn:
                     fn["arguments"] = args
+                emptied += bool(before and not args and not fn.get("name"))
+                kept += bool(args or fn.get("name") or call.get("id"))
+        if emptied and not kept:
+            return b""  # a piece cut away entirely: the event goes too, as if it had never been generated
         return format_event(data, event.event)
 
     def is_terminal(self, event: SseEvent) -> bool:
@@ -161,7 +168,10 @@ class OpenAIResponses(OpenAIChat):
             whole = getattr(text, "whole", None)  # a per-stream transform knows what the deltas became
             data["text"] = whole(data["text"]) if whole else text(data["text"])
         elif tool and kind == "response.function_call_arguments.delta":
-            data["delta"] = tool("", data.get("delta", ""))[1]
+            before = data.get("delta", "")
+            data["delta"] = tool("", before)[1]
+            if before and not data["delta"]:
+                return b""  # cut away entirely: the event goes too
         elif tool and kind == "response.function_call_arguments.done":
             whole_args = getattr(tool, "whole", None)  # a per-stream transform knows what the deltas became
             args = data.get("arguments", "")
@@ -228,7 +238,10 @@ class Anthropic(Plain):
         if text and delta.get("type") == "text_delta" and isinstance(delta.get("text"), str):
             delta["text"] = text(delta["text"])
         elif tool and delta.get("type") == "input_json_delta":
-            delta["partial_json"] = tool("", delta.get("partial_json", ""))[1]
+            before = delta.get("partial_json", "")
+            delta["partial_json"] = tool("", before)[1]
+            if before and not delta["partial_json"]:
+                return b""  # cut away entirely: the event goes too
         elif tool and block.get("type") == "tool_use":
             block["name"] = tool(block.get("name", ""), "")[0]
         else:

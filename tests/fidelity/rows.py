@@ -1,0 +1,275 @@
+"""The fidelity table: each row is one client, one real failure (as the provider serves it) and the flakeproxy
+fault meant to be indistinguishable from it, with what the client sees. Pure data: scripts/fidelity_table
+renders the README's table from it without running anything."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from tests.fidelity.real_upstream import Real, sse
+
+PY = ("py-openai", "py-anthropic")
+NODE = ("node-openai", "node-anthropic")
+OAI_ID, CLAUDE_ID = "req_5f1c0a8e2b7d4c9a", "req_011CWxY7b2QmKz3uRj9pTn4v"
+
+
+@dataclass(frozen=True)
+class Row:
+    fault: str  # the row's name in the table
+    client: str  # py-openai, py-anthropic, node-openai, node-anthropic
+    call: str  # json, stream, tools_stream, responses_stream
+    real: Real
+    inject: dict[str, Any]  # the flakeproxy fault
+    sees: str  # what the client sees (checked against the real failure; filled from SEES)
+    max_retries: int = 1
+    timeout: float = 10.0
+    note: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return f"{self.fault}-{self.client}-{self.call}"
+
+    @property
+    def provider(self) -> str:
+        if self.call == "responses_stream":
+            return "responses"
+        return "openai" if self.client.endswith("openai") else "anthropic"
+
+
+def openai_error(status: int, message: str, kind: str, code: str | None, **headers: str) -> Real:
+    body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
+    return Real("status", status, body, {"x-request-id": OAI_ID, **headers})
+
+
+def anthropic_error(status: int, message: str, kind: str, **headers: str) -> Real:
+    body = {"type": "error", "error": {"type": kind, "message": message}, "request_id": CLAUDE_ID}
+    return Real("status", status, body, {"request-id": CLAUDE_ID, **headers})
+
+
+RPM = (
+    "Rate limit reached for gpt-4o in organization org-abc on requests per min (RPM): Limit 500, Used 500, "
+    "Requested 1. Please try again in 1s. Visit https://platform.openai.com/account/rate-limits to learn more."
+)
+REAL = {
+    "rate_limit": {
+        "openai": openai_error(
+            429, RPM, "requests", "rate_limit_exceeded", **{"retry-after": "1"}, **{"retry-after-ms": "1000"}
+        ),
+        "anthropic": anthropic_error(
+            429, "This request would exceed the rate limit.", "rate_limit_error", **{"retry-after": "1"}
+        ),
+    },
+    "error_500": {
+        "openai": openai_error(500, "The server had an error while processing your request.", "server_error", None),
+        "anthropic": anthropic_error(500, "Internal server error", "api_error"),
+    },
+    "overloaded_no_retry": {
+        "openai": openai_error(503, "The server is overloaded.", "server_error", None, **{"x-should-retry": "false"}),
+        "anthropic": anthropic_error(529, "Overloaded", "overloaded_error", **{"x-should-retry": "false"}),
+    },
+    "context_length_exceeded": {
+        "openai": Real(
+            "status",
+            400,
+            {
+                "error": {
+                    "message": "This model's maximum context length is 128000 tokens.",
+                    "type": "invalid_request_error",
+                    "param": "messages",
+                    "code": "context_length_exceeded",
+                }
+            },
+            {"x-request-id": OAI_ID},
+        ),
+        "anthropic": anthropic_error(
+            400, "prompt is too long: 210000 tokens > 200000 maximum", "invalid_request_error"
+        ),
+    },
+    "request_timeout_408": {
+        "openai": openai_error(408, "Request timed out.", "invalid_request_error", None),
+        "anthropic": anthropic_error(408, "Request timed out.", "timeout_error"),
+    },
+}
+INJECT = {
+    "rate_limit": {"mode": "rate_limit", "retry_after_s": 1, "times": 1},
+    "error_500": {"mode": "error", "error_code": 500},
+    "overloaded_no_retry": {"mode": "overloaded", "should_retry": False},
+    "context_length_exceeded": {"mode": "context_length_exceeded"},
+    "request_timeout_408": {"mode": "error", "error_code": 408},
+}
+REAL_TIMES = {"rate_limit": 1}
+
+
+def _status_rows() -> list[Row]:
+    rows = []
+    for name, by_api in REAL.items():
+        for client in PY + NODE:
+            api = "openai" if client.endswith("openai") else "anthropic"
+            real = by_api[api]
+            if name in REAL_TIMES:
+                real = Real(real.kind, real.status, real.body, real.headers, times=REAL_TIMES[name])
+            rows.append(Row(name, client, "json", real, INJECT[name], ""))
+    return rows
+
+
+def _stream_error(api: str) -> bytes:
+    if api == "openai":
+        return sse(
+            {
+                "error": {
+                    "message": "The server had an error while processing your request. Sorry about that!",
+                    "type": "server_error",
+                    "param": None,
+                    "code": None,
+                }
+            }
+        )
+    if api == "responses":
+        return sse(
+            {"type": "error", "code": "server_error", "message": "The server had an error.", "param": None}, "error"
+        )
+    return sse({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}, "error")
+
+
+def _stream_rows() -> list[Row]:
+    rows = []
+    for client in PY + NODE:
+        api = "openai" if client.endswith("openai") else "anthropic"
+        after = 4 if api == "openai" else 5
+        rows += [
+            Row(
+                "stream_cut",
+                client,
+                "stream",
+                Real("cut", after=after),
+                {"mode": "stream_cut", "after_events": after},
+                "",
+            ),
+            Row(
+                "mid_stream_error",
+                client,
+                "stream",
+                Real("stream_error", after=3, event=_stream_error(api)),
+                {"mode": "mid_stream_error", "after_events": 3},
+                "",
+            ),
+            Row(
+                "truncated_response",
+                client,
+                "stream",
+                Real("truncate", after=4),
+                {"mode": "truncated_response", "max_tokens": 4},
+                "",
+            ),
+            Row(
+                "tool_call_corruption",
+                client,
+                "tools_stream",
+                Real("tool_prefix", after=5),
+                {"mode": "tool_call_corruption", "corruption": "truncate_json"},
+                "",
+            ),
+            Row(
+                "stream_reset",
+                client,
+                "stream",
+                Real("reset", after=3),
+                {"mode": "stream_reset", "after_events": 3},
+                "",
+            ),
+        ]
+    for client in PY:
+        rows += [
+            Row(
+                "truncated_response",
+                client,
+                "json",
+                Real("truncate", after=4),
+                {"mode": "truncated_response", "max_tokens": 4},
+                "",
+            ),
+            Row(
+                "stream_reset",
+                client,
+                "json",
+                Real("reset", after_bytes=40),
+                {"mode": "stream_reset", "after_bytes": 40},
+                "",
+            ),
+            Row(
+                "timeout",
+                client,
+                "json",
+                Real("hang", seconds=1.5),
+                {"mode": "timeout", "delay_ms": 1500},
+                "",
+                timeout=0.5,
+            ),
+        ]
+    rows.append(
+        Row(
+            "mid_stream_error",
+            "py-openai",
+            "responses_stream",
+            Real("stream_error", after=3, event=_stream_error("responses")),
+            {"mode": "mid_stream_error", "after_events": 3},
+            "",
+        )
+    )
+    return rows
+
+
+#: What each client sees, row by row (the README's table shows these; the test checks them against the real
+#: failure, so a changed SDK or fixture shows up here).
+SEES = {
+    "rate_limit-py-openai-json": "returns, finish `stop`; 2 attempts",
+    "rate_limit-py-anthropic-json": "returns, finish `end_turn`; 2 attempts",
+    "rate_limit-node-openai-json": "returns, finish `stop`; 2 attempts",
+    "rate_limit-node-anthropic-json": "returns, finish `end_turn`; 2 attempts",
+    "error_500-py-openai-json": "InternalServerError 500; 2 attempts",
+    "error_500-py-anthropic-json": "InternalServerError 500; 2 attempts",
+    "error_500-node-openai-json": "InternalServerError 500; 2 attempts",
+    "error_500-node-anthropic-json": "InternalServerError 500; 2 attempts",
+    "overloaded_no_retry-py-openai-json": "InternalServerError 503; 1 attempt",
+    "overloaded_no_retry-py-anthropic-json": "OverloadedError 529; 1 attempt",
+    "overloaded_no_retry-node-openai-json": "InternalServerError 503; 1 attempt",
+    "overloaded_no_retry-node-anthropic-json": "OverloadedError 529; 1 attempt",
+    "context_length_exceeded-py-openai-json": "BadRequestError 400; 1 attempt",
+    "context_length_exceeded-py-anthropic-json": "BadRequestError 400; 1 attempt",
+    "context_length_exceeded-node-openai-json": "BadRequestError 400; 1 attempt",
+    "context_length_exceeded-node-anthropic-json": "BadRequestError 400; 1 attempt",
+    "request_timeout_408-py-openai-json": "APIStatusError 408; 2 attempts",
+    "request_timeout_408-py-anthropic-json": "RequestTimeoutError 408; 2 attempts",
+    "request_timeout_408-node-openai-json": "APIError 408; 2 attempts",
+    "request_timeout_408-node-anthropic-json": "RequestTimeoutError 408; 2 attempts",
+    "stream_cut-py-openai-stream": "returns, finish `None`; 1 attempt",
+    "mid_stream_error-py-openai-stream": "APIError; 1 attempt",
+    "truncated_response-py-openai-stream": "returns, finish `length`; 1 attempt",
+    "tool_call_corruption-py-openai-tools_stream": 'returns, finish `tool_calls`, arguments `{"sym`; 1 attempt',
+    "stream_reset-py-openai-stream": "APIConnectionError; 1 attempt",
+    "stream_cut-py-anthropic-stream": "returns, finish `None`; 1 attempt",
+    "mid_stream_error-py-anthropic-stream": "APIStatusError 200; 1 attempt",
+    "truncated_response-py-anthropic-stream": "returns, finish `max_tokens`; 1 attempt",
+    "tool_call_corruption-py-anthropic-tools_stream": "returns, finish `tool_use`, arguments `{}`; 1 attempt",
+    "stream_reset-py-anthropic-stream": "RemoteProtocolError; 1 attempt",
+    "stream_cut-node-openai-stream": "returns, finish `None`; 1 attempt",
+    "mid_stream_error-node-openai-stream": "APIError; 1 attempt",
+    "truncated_response-node-openai-stream": "returns, finish `length`; 1 attempt",
+    "tool_call_corruption-node-openai-tools_stream": 'returns, finish `tool_calls`, arguments `{"sym`; 1 attempt',
+    "stream_reset-node-openai-stream": "TypeError; 1 attempt",
+    "stream_cut-node-anthropic-stream": "AnthropicError; 1 attempt",
+    "mid_stream_error-node-anthropic-stream": "APIError; 1 attempt",
+    "truncated_response-node-anthropic-stream": "returns, finish `max_tokens`; 1 attempt",
+    "tool_call_corruption-node-anthropic-tools_stream": "returns, finish `tool_use`, arguments `{}`; 1 attempt",
+    "stream_reset-node-anthropic-stream": "AnthropicError; 1 attempt",
+    "truncated_response-py-openai-json": "returns, finish `length`; 1 attempt",
+    "stream_reset-py-openai-json": "APIConnectionError; 2 attempts",
+    "timeout-py-openai-json": "APITimeoutError; 2 attempts",
+    "truncated_response-py-anthropic-json": "returns, finish `max_tokens`; 1 attempt",
+    "stream_reset-py-anthropic-json": "APIConnectionError; 2 attempts",
+    "timeout-py-anthropic-json": "APITimeoutError; 2 attempts",
+    "mid_stream_error-py-openai-responses_stream": "RuntimeError; 1 attempt",
+}
+ROWS: list[Row] = [replace(row, sees=SEES[row.id]) for row in _status_rows() + _stream_rows()]
