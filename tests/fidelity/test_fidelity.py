@@ -9,13 +9,13 @@ import pytest
 pytest.importorskip("openai", reason="the SDKs install beside mitmproxy 12 on Python 3.13+ only")
 pytest.importorskip("anthropic", reason="the SDKs install beside mitmproxy 12 on Python 3.13+ only")
 
-from tests.conftest import REPO  # noqa: E402
-from tests.fidelity.compare import mismatches, run_direct, run_proxied  # noqa: E402
-from tests.fidelity.real_upstream import RealUpstream  # noqa: E402
-from tests.fidelity.rows import REAL, ROWS, Row  # noqa: E402
-from tests.fidelity.table import in_readme, render  # noqa: E402
-from tests.fidelity.world import fidelity_world  # noqa: E402
-from tests.support.proxy import Proxy  # noqa: E402
+from tests.conftest import REPO
+from tests.fidelity.compare import mismatches, run_direct, run_proxied
+from tests.fidelity.real_upstream import RealUpstream
+from tests.fidelity.rows import REAL, ROWS, Row
+from tests.fidelity.table import in_readme, render
+from tests.fidelity.world import fidelity_world
+from tests.support.proxy import Proxy
 
 World = tuple[RealUpstream, Proxy]
 
@@ -47,7 +47,7 @@ def test_the_table_is_wide_enough() -> None:
 
 
 def test_stream_reset_gives_api_connection_error_in_both_python_sdks_and_the_journal_says_where(world: World) -> None:
-    up, proxy = world
+    _, proxy = world
     for row in [r for r in ROWS if r.inject["mode"] == "stream_reset" and r.client.startswith("py-")]:
         injected = run_proxied(row, proxy)
         if row.call == "json" or row.client == "py-openai":
