@@ -9,6 +9,7 @@ from flakeproxy.faults.base import Fault
 from flakeproxy.wire.action import Action, json_reply
 from flakeproxy.wire.call import Call
 from flakeproxy.wire.provider_errors import anthropic_error, openai_error
+from flakeproxy.wire.providers import provider
 
 
 class ContextLengthFault(Fault):
@@ -22,6 +23,12 @@ class ContextLengthFault(Fault):
     prompt_tokens: int = Field(130000, ge=1, description="The size the message says the prompt was.")
 
     def act(self, call: Call, rng: Random) -> Action:
+        if call.api == "gemini":
+            text = (
+                f"The input token count ({self.prompt_tokens}) exceeds the maximum number of tokens allowed "
+                f"({self.limit_tokens})."
+            )
+            return Action(reply=provider(call.api).error(400, text))
         if call.api == "anthropic":
             text = f"prompt is too long: {self.prompt_tokens} tokens > {self.limit_tokens} maximum"
             body, headers = anthropic_error(400, text, {})

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from flakeproxy.wire.action import Reply, json_reply
+from flakeproxy.wire.gemini import Gemini
 from flakeproxy.wire.provider_errors import anthropic_error, openai_error
 from flakeproxy.wire.sse import SseEvent, format_event
 
@@ -267,11 +268,11 @@ class Anthropic(Plain):
         ]
 
 
-LlmProvider = OpenAIChat | Anthropic
-LLM_PROVIDERS: dict[str, LlmProvider] = {p.api: p for p in (OpenAIChat(), OpenAIResponses(), Anthropic())}
+LlmProvider = OpenAIChat | Anthropic | Gemini
+LLM_PROVIDERS: dict[str, LlmProvider] = {p.api: p for p in (OpenAIChat(), OpenAIResponses(), Anthropic(), Gemini())}
 
 
-def provider(api: str | None) -> Plain:
+def provider(api: str | None) -> Plain | Gemini:
     """The provider for a target's api (None: a plain tool API)."""
     return LLM_PROVIDERS[api] if api else Plain()
 

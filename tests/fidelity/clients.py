@@ -104,6 +104,36 @@ def python_anthropic(base: str, call: str, max_retries: int, timeout: float) -> 
     return seen
 
 
+def python_gemini(base: str, call: str, max_retries: int, timeout: float) -> Seen:
+    from google import genai
+    from google.genai import types
+
+    retry = types.HttpRetryOptions(attempts=max_retries + 1, initial_delay=0.3, max_delay=2, exp_base=2, jitter=0)
+    options = types.HttpOptions(base_url=base, timeout=int(timeout * 1000), retry_options=retry)
+    client = genai.Client(api_key="gemini-test", http_options=options)
+    seen = Seen()
+    try:
+        if call == "json":
+            reply = client.models.generate_content(model="gemini-2.0-flash", contents="What is AAPL trading at?")
+            seen.content = reply.text or ""
+            seen.finish = _gemini_finish(reply)
+        else:
+            for chunk in client.models.generate_content_stream(model="gemini-2.0-flash", contents="AAPL?"):
+                seen.chunks += 1
+                seen.content += chunk.text or ""
+                seen.finish = _gemini_finish(chunk) or seen.finish
+    except Exception as e:  # the reaction under test: recorded, then compared
+        seen.error, seen.status = type(e).__name__, getattr(e, "code", None)
+    finally:
+        client.close()
+    return seen
+
+
+def _gemini_finish(reply: Any) -> str | None:
+    reason = reply.candidates[0].finish_reason if reply.candidates else None
+    return None if reason is None else str(getattr(reason, "value", reason))
+
+
 def node_client() -> Path:
     """The runner script beside a node_modules holding openai@6 and @anthropic-ai/sdk (skip when npm cannot
     install them)."""
@@ -141,4 +171,6 @@ def run_client(client: str, base: str, call: str, max_retries: int, timeout: flo
         return python_openai(base, call, max_retries, timeout)
     if client == "py-anthropic":
         return python_anthropic(base, call, max_retries, timeout)
+    if client == "py-gemini":
+        return python_gemini(base, call, max_retries, timeout)
     return node(client.removeprefix("node-"), base, call, max_retries, timeout)

@@ -15,7 +15,7 @@ from tests.support.proxy import Proxy
 #: The response headers the openai and anthropic SDKs read (retry timing, the retry decision, request ids).
 SDK_HEADERS = ("retry-after", "retry-after-ms", "x-should-retry", "x-request-id", "request-id")
 IDS = ("x-request-id", "request-id")
-TARGET = {"openai": "chat", "anthropic": "claude", "responses": "responses"}
+TARGET = {"openai": "chat", "anthropic": "claude", "responses": "responses", "gemini": "gemini"}
 
 
 @dataclass

@@ -13,6 +13,7 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.fidelity.gemini_upstream import gemini_events, gemini_json
 from tests.support.loops import LoopThread, free_port
 from tests.support.upstream import (
     ANSWER,
@@ -65,6 +66,8 @@ def sse(data: Any, event: str | None = None) -> bytes:
 
 
 def _shape(path: str) -> str:
+    if "/models/" in path:
+        return "gemini"
     return {"/v1/chat/completions": "chat", "/v1/messages": "anthropic", "/v1/responses": "responses"}[path]
 
 
@@ -122,8 +125,10 @@ class _App:
     def __init__(self, upstream: RealUpstream) -> None:
         self.up = upstream
 
-    def normal(self, shape: str, body: dict[str, Any]) -> tuple[list[bytes] | None, Any]:
-        if body.get("stream"):
+    def normal(self, shape: str, body: dict[str, Any], streaming: bool) -> tuple[list[bytes] | None, Any]:
+        if shape == "gemini":
+            return (gemini_events(), None) if streaming else (None, gemini_json())
+        if streaming:
             return {"chat": openai_chat_events, "anthropic": anthropic_events, "responses": responses_events}[shape](
                 body
             ), None
@@ -133,7 +138,8 @@ class _App:
         body = await request.json()
         self.up.seen.append(Seen(request.path, time.monotonic()))
         shape, plan = _shape(request.path), self.up.plan
-        events, answer = self.normal(shape, body)
+        streaming = bool(body.get("stream")) or request.path.endswith(":streamGenerateContent")
+        events, answer = self.normal(shape, body, streaming)
         if plan is not None and plan.kind == "status" and len(self.up.seen) <= plan.times:
             self.up.seen[-1].headers = {k.lower(): v for k, v in plan.headers.items()}
             return web.Response(
@@ -144,8 +150,10 @@ class _App:
             )
         if plan is not None and plan.kind == "hang":
             await asyncio.sleep(plan.seconds)
-        if plan is not None and plan.kind == "truncate":
-            if body.get("stream"):
+        if plan is not None and plan.kind == "truncate" and shape == "gemini":
+            events, answer = (gemini_events(plan.after), None) if streaming else (None, gemini_json(plan.after))
+        elif plan is not None and plan.kind == "truncate":
+            if streaming:
                 events = truncated_events(shape, body, plan.after)
             else:
                 answer = truncated_json(shape, body, plan.after)
@@ -188,7 +196,8 @@ class _App:
 async def _start(upstream: RealUpstream, port: int) -> web.AppRunner:
     app_state = _App(upstream)
     app = web.Application()
-    app.add_routes([web.post(p, app_state.llm) for p in ("/v1/chat/completions", "/v1/messages", "/v1/responses")])
+    paths = ("/v1/chat/completions", "/v1/messages", "/v1/responses", "/{version}/models/{name}")
+    app.add_routes([web.post(p, app_state.llm) for p in paths])
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", port).start()

@@ -35,6 +35,8 @@ class Row:
     def provider(self) -> str:
         if self.call == "responses_stream":
             return "responses"
+        if self.client == "py-gemini":
+            return "gemini"
         return "openai" if self.client.endswith("openai") else "anthropic"
 
 
@@ -221,9 +223,80 @@ def _stream_rows() -> list[Row]:
     return rows
 
 
+def gemini_error(status: int, name: str, message: str, **extra: Any) -> Real:
+    return Real("status", status, {"error": {"code": status, "message": message, "status": name, **extra}})
+
+
+QUOTA = "You exceeded your current quota, please check your plan and billing details."
+RETRY_INFO = [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "1s"}]
+
+
+def _gemini_rows() -> list[Row]:
+    g = "py-gemini"
+    internal = "An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting"
+    return [
+        Row(
+            "rate_limit",
+            g,
+            "json",
+            replace(gemini_error(429, "RESOURCE_EXHAUSTED", QUOTA, details=RETRY_INFO), times=1),
+            {"mode": "rate_limit", "retry_after_s": 1, "times": 1},
+            "",
+        ),
+        Row(
+            "overloaded",
+            g,
+            "json",
+            gemini_error(503, "UNAVAILABLE", "The model is overloaded. Please try again later."),
+            {"mode": "overloaded"},
+            "",
+        ),
+        Row("error_500", g, "json", gemini_error(500, "INTERNAL", internal), {"mode": "error", "error_code": 500}, ""),
+        Row(
+            "context_length_exceeded",
+            g,
+            "json",
+            gemini_error(
+                400,
+                "INVALID_ARGUMENT",
+                "The input token count (130000) exceeds the maximum number of tokens allowed (128000).",
+            ),
+            {"mode": "context_length_exceeded"},
+            "",
+        ),
+        Row(
+            "truncated_response",
+            g,
+            "json",
+            Real("truncate", after=4),
+            {"mode": "truncated_response", "max_tokens": 4},
+            "",
+        ),
+        Row(
+            "truncated_response",
+            g,
+            "stream",
+            Real("truncate", after=4),
+            {"mode": "truncated_response", "max_tokens": 4},
+            "",
+        ),
+        Row("stream_cut", g, "stream", Real("cut", after=4), {"mode": "stream_cut", "after_events": 4}, ""),
+        Row(
+            "mid_stream_error",
+            g,
+            "stream",
+            Real(
+                "stream_error", after=3, event=sse({"error": {"code": 500, "message": internal, "status": "INTERNAL"}})
+            ),
+            {"mode": "mid_stream_error", "after_events": 3},
+            "",
+        ),
+    ]
+
+
 #: What each client sees, row by row (the README's table shows these; the test checks them against the real
 #: failure, so a changed SDK or fixture shows up here).
-SEES = {
+SEES: dict[str, str] = {
     "rate_limit-py-openai-json": "returns, finish `stop`; 2 attempts",
     "rate_limit-py-anthropic-json": "returns, finish `end_turn`; 2 attempts",
     "rate_limit-node-openai-json": "returns, finish `stop`; 2 attempts",
@@ -271,5 +344,13 @@ SEES = {
     "stream_reset-py-anthropic-json": "APIConnectionError; 2 attempts",
     "timeout-py-anthropic-json": "APITimeoutError; 2 attempts",
     "mid_stream_error-py-openai-responses_stream": "RuntimeError; 1 attempt",
+    "rate_limit-py-gemini-json": "returns, finish `STOP`; 2 attempts",
+    "overloaded-py-gemini-json": "ServerError 503; 2 attempts",
+    "error_500-py-gemini-json": "ServerError 500; 2 attempts",
+    "context_length_exceeded-py-gemini-json": "ClientError 400; 1 attempt",
+    "truncated_response-py-gemini-json": "returns, finish `MAX_TOKENS`; 1 attempt",
+    "truncated_response-py-gemini-stream": "returns, finish `MAX_TOKENS`; 1 attempt",
+    "stream_cut-py-gemini-stream": "returns, finish `None`; 1 attempt",
+    "mid_stream_error-py-gemini-stream": "ServerError 500; 1 attempt",
 }
-ROWS: list[Row] = [replace(row, sees=SEES[row.id]) for row in _status_rows() + _stream_rows()]
+ROWS: list[Row] = [replace(row, sees=SEES[row.id]) for row in _status_rows() + _stream_rows() + _gemini_rows()]

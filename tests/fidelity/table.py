@@ -14,6 +14,7 @@ CLIENTS = {
     "py-anthropic": "anthropic (Python)",
     "node-openai": "openai (Node)",
     "node-anthropic": "@anthropic-ai/sdk (Node)",
+    "py-gemini": "google-genai (Python)",
 }
 CALLS = {
     "json": "JSON",

@@ -38,7 +38,7 @@ def test_row(world: World, row: Row) -> None:
 def test_the_table_is_wide_enough() -> None:
     """At least 24 rows, every client in it, every mode of the issue a row."""
     assert len(ROWS) >= 24
-    assert {r.client for r in ROWS} == {"py-openai", "py-anthropic", "node-openai", "node-anthropic"}
+    assert {r.client for r in ROWS} == {"py-openai", "py-anthropic", "node-openai", "node-anthropic", "py-gemini"}
     modes = {r.inject["mode"] for r in ROWS}
     assert {"rate_limit", "error", "overloaded", "stream_cut", "mid_stream_error", "truncated_response"} <= modes
     assert {"tool_call_corruption", "stream_reset", "context_length_exceeded", "timeout"} <= modes

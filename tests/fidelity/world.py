@@ -13,6 +13,7 @@ TARGETS = {
     "chat": {"listener": "llm", "path": "/v1/chat/completions", "api": "openai"},
     "claude": {"listener": "llm", "path": "/v1/messages", "api": "anthropic"},
     "responses": {"listener": "llm", "path": "/v1/responses", "api": "openai-responses"},
+    "gemini": {"listener": "llm", "path": "/v1*/models/*", "api": "gemini"},
     "plain_claude": {"listener": "plain", "path": "/v1/messages"},
 }
 
