@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from tests.fidelity.mcp_world import MCP_ROWS
 from tests.fidelity.rows import ROWS, Row
 
 START, END = "<!-- fidelity-table:start -->", "<!-- fidelity-table:end -->"
@@ -35,6 +36,9 @@ def render(rows: list[Row] = ROWS) -> str:
         "|---|---|---|---|",
     ]
     lines += [f"| {_fault(r)} | {CLIENTS[r.client]} | {CALLS[r.call]} | {r.sees} |" for r in rows]
+    for m in MCP_ROWS:
+        fields = ", ".join(f"{k}: {v}" for k, v in m.inject.items() if k != "mode")
+        lines.append(f"| `{m.inject['mode']}` ({fields}) | mcp (Python) | tools/call | {m.sees} |")
     return "\n".join(lines)
 
 
