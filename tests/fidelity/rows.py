@@ -210,6 +210,18 @@ def _stream_rows() -> list[Row]:
                 timeout=0.5,
             ),
         ]
+    for client in NODE:
+        rows.append(
+            Row(
+                "timeout",
+                client,
+                "json",
+                Real("hang", seconds=1.5),
+                {"mode": "timeout", "delay_ms": 1500},
+                "",
+                timeout=0.5,
+            )
+        )
     rows.append(
         Row(
             "mid_stream_error",
@@ -251,6 +263,7 @@ def _gemini_rows() -> list[Row]:
             {"mode": "overloaded"},
             "",
         ),
+        Row("timeout", g, "json", Real("hang", seconds=1.5), {"mode": "timeout", "delay_ms": 1500}, "", timeout=0.5),
         Row("error_500", g, "json", gemini_error(500, "INTERNAL", internal), {"mode": "error", "error_code": 500}, ""),
         Row(
             "context_length_exceeded",
@@ -352,5 +365,8 @@ SEES: dict[str, str] = {
     "truncated_response-py-gemini-stream": "returns, finish `MAX_TOKENS`; 1 attempt",
     "stream_cut-py-gemini-stream": "returns, finish `None`; 1 attempt",
     "mid_stream_error-py-gemini-stream": "ServerError 500; 1 attempt",
+    "timeout-node-openai-json": "APIConnectionTimeoutError; 2 attempts",
+    "timeout-node-anthropic-json": "APIConnectionTimeoutError; 2 attempts",
+    "timeout-py-gemini-json": "ReadTimeout; 2 attempts",
 }
 ROWS: list[Row] = [replace(row, sees=SEES[row.id]) for row in _status_rows() + _stream_rows() + _gemini_rows()]
