@@ -11,6 +11,7 @@ from tests.fidelity.real_upstream import Real, sse
 
 PY = ("py-openai", "py-anthropic")
 NODE = ("node-openai", "node-anthropic")
+CLAUDE = ("py-anthropic", "node-anthropic")
 OAI_ID, CLAUDE_ID = "req_5f1c0a8e2b7d4c9a", "req_011CWxY7b2QmKz3uRj9pTn4v"
 
 
@@ -113,6 +114,11 @@ def _status_rows() -> list[Row]:
             if name in REAL_TIMES:
                 real = Real(real.kind, real.status, real.body, real.headers, times=REAL_TIMES[name])
             rows.append(Row(name, client, "json", real, INJECT[name], ""))
+    too_large = anthropic_error(413, "Request exceeds the maximum allowed number of bytes.", "request_too_large")
+    rows += [Row("request_too_large", c, "json", too_large, {"mode": "request_too_large"}, "") for c in CLAUDE]
+    retry_400 = openai_error(400, "Invalid request.", "invalid_request_error", None, **{"x-should-retry": "true"})
+    inject_400 = {"mode": "error", "error_code": 400, "message": "Invalid request.", "should_retry": True}
+    rows += [Row("should_retry_400", c, "json", retry_400, inject_400, "") for c in ("py-openai", "node-openai")]
     return rows
 
 
@@ -210,6 +216,26 @@ def _stream_rows() -> list[Row]:
                 timeout=0.5,
             ),
         ]
+    failed = {
+        "type": "response.failed",
+        "response": {
+            "object": "response",
+            "status": "failed",
+            "output": [],
+            "error": {"code": "server_error", "message": "The server had an error."},
+            "incomplete_details": None,
+        },
+    }
+    rows.append(
+        Row(
+            "response_failed",
+            "py-openai",
+            "responses_stream",
+            Real("stream_error", after=3, event=sse(failed, "response.failed")),
+            {"mode": "mid_stream_error", "after_events": 3, "responses_event": "response.failed"},
+            "",
+        )
+    )
     for client in NODE:
         rows.append(
             Row(
@@ -368,5 +394,10 @@ SEES: dict[str, str] = {
     "timeout-node-openai-json": "APIConnectionTimeoutError; 2 attempts",
     "timeout-node-anthropic-json": "APIConnectionTimeoutError; 2 attempts",
     "timeout-py-gemini-json": "ReadTimeout; 2 attempts",
+    "request_too_large-py-anthropic-json": "ContentTooLargeError 413; 1 attempt",
+    "request_too_large-node-anthropic-json": "ContentTooLargeError 413; 1 attempt",
+    "should_retry_400-py-openai-json": "BadRequestError 400; 2 attempts",
+    "should_retry_400-node-openai-json": "BadRequestError 400; 2 attempts",
+    "response_failed-py-openai-responses_stream": "RuntimeError; 1 attempt",
 }
 ROWS: list[Row] = [replace(row, sees=SEES[row.id]) for row in _status_rows() + _stream_rows() + _gemini_rows()]

@@ -41,7 +41,9 @@ def test_the_table_is_wide_enough() -> None:
     assert {r.client for r in ROWS} == {"py-openai", "py-anthropic", "node-openai", "node-anthropic", "py-gemini"}
     modes = {r.inject["mode"] for r in ROWS}
     assert {"rate_limit", "error", "overloaded", "stream_cut", "mid_stream_error", "truncated_response"} <= modes
-    assert {"tool_call_corruption", "stream_reset", "context_length_exceeded", "timeout"} <= modes
+    assert {"tool_call_corruption", "stream_reset", "context_length_exceeded", "timeout", "request_too_large"} <= modes
+    assert any(r.inject.get("should_retry") is True for r in ROWS)
+    assert any(r.inject.get("responses_event") == "response.failed" for r in ROWS)
     assert any(r.inject.get("should_retry") is False for r in ROWS)
     assert any(r.inject.get("error_code") == 408 for r in ROWS)
 
