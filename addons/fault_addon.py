@@ -181,6 +181,12 @@ class FaultAddon:
                         state.entry.error = f"connection cut by fault mid-body after {len(rewritten)} of {full} bytes"
             state.capture.add(body)
         self._finish(flow, state)
+        if state.ended and state.transform is not None and not state.transform.coverage.effects.get("reset"):
+            # The body was ended early by hand and the upstream has now finished: a zero length (set after the
+            # journal took the headers) tells mitmproxy this response was framed, not read-until-close, so the
+            # agent's connection stays open for its next request, as after a provider's stream (no
+            # `connection: close`, no second terminator).
+            flow.response.headers["content-length"] = "0"
 
     def error(self, flow: http.HTTPFlow) -> None:
         state: FlowState | None = flow.metadata.get(KEY)

@@ -77,11 +77,6 @@ class TransformedStream:
         # the watched transform sees every byte, even after the end, to tell whether it changed anything
         out = transform.finish() if data == b"" else transform.feed(data)
         if state.ended:
-            if data == b"":
-                # The upstream finished after the body had ended: a zero length tells mitmproxy that this
-                # response was framed (not read-until-close), so the agent's connection stays open for its
-                # next request, as after a provider's stream (no `connection: close`, no second terminator).
-                self.response.headers["content-length"] = "0"
             return []
         state.capture.add(out)
         if data == b"":  # the upstream finished; b"" is not sent at this point

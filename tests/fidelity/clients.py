@@ -63,13 +63,15 @@ def python_openai(base: str, call: str, max_retries: int, timeout: float) -> See
                 seen.finish = stream.get_final_response().status
         else:
             tools = {"tools": OAI_TOOLS} if call == "tools_stream" else {}
-            for chunk in client.chat.completions.create(model="m", messages=MESSAGES, stream=True, **tools):
-                seen.chunks += 1
-                for choice in chunk.choices:
-                    seen.content += choice.delta.content or ""
-                    for tool_call in choice.delta.tool_calls or []:
-                        seen.content += (tool_call.function.arguments or "") if tool_call.function else ""
-                    seen.finish = choice.finish_reason or seen.finish
+            # closed on the way out, even when it raises: an unclosed stream is finalized by the GC later
+            with client.chat.completions.create(model="m", messages=MESSAGES, stream=True, **tools) as stream:
+                for chunk in stream:
+                    seen.chunks += 1
+                    for choice in chunk.choices:
+                        seen.content += choice.delta.content or ""
+                        for tool_call in choice.delta.tool_calls or []:
+                            seen.content += (tool_call.function.arguments or "") if tool_call.function else ""
+                        seen.finish = choice.finish_reason or seen.finish
     except Exception as e:  # the reaction under test: recorded, then compared
         _caught(seen, e)
     finally:
@@ -118,10 +120,14 @@ def python_gemini(base: str, call: str, max_retries: int, timeout: float) -> See
             seen.content = reply.text or ""
             seen.finish = _gemini_finish(reply)
         else:
-            for chunk in client.models.generate_content_stream(model="gemini-2.0-flash", contents="AAPL?"):
-                seen.chunks += 1
-                seen.content += chunk.text or ""
-                seen.finish = _gemini_finish(chunk) or seen.finish
+            chunks = client.models.generate_content_stream(model="gemini-2.0-flash", contents="AAPL?")
+            try:
+                for chunk in chunks:
+                    seen.chunks += 1
+                    seen.content += chunk.text or ""
+                    seen.finish = _gemini_finish(chunk) or seen.finish
+            finally:
+                chunks.close()
     except Exception as e:  # the reaction under test: recorded, then compared
         seen.error, seen.status = type(e).__name__, getattr(e, "code", None)
     finally:

@@ -9,7 +9,7 @@ from typing import Any
 
 from tests.fidelity.clients import Seen, run_client
 from tests.fidelity.real_upstream import RealUpstream
-from tests.fidelity.rows import Row
+from tests.fidelity.row import Row
 from tests.support.proxy import Proxy
 
 #: The response headers the openai and anthropic SDKs read (retry timing, the retry decision, request ids).

@@ -4,41 +4,17 @@ renders the README's table from it without running anything."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import replace
 
+from tests.fidelity.gemini_rows import gemini_rows
 from tests.fidelity.real_upstream import Real, sse
+from tests.fidelity.row import Row
+from tests.fidelity.sees import SEES
 
 PY = ("py-openai", "py-anthropic")
 NODE = ("node-openai", "node-anthropic")
 CLAUDE = ("py-anthropic", "node-anthropic")
 OAI_ID, CLAUDE_ID = "req_5f1c0a8e2b7d4c9a", "req_011CWxY7b2QmKz3uRj9pTn4v"
-
-
-@dataclass(frozen=True)
-class Row:
-    fault: str  # the row's name in the table
-    client: str  # py-openai, py-anthropic, node-openai, node-anthropic
-    call: str  # json, stream, tools_stream, responses_stream
-    real: Real
-    inject: dict[str, Any]  # the flakeproxy fault
-    sees: str  # what the client sees (checked against the real failure; filled from SEES)
-    max_retries: int = 1
-    timeout: float = 10.0
-    note: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def id(self) -> str:
-        return f"{self.fault}-{self.client}-{self.call}"
-
-    @property
-    def provider(self) -> str:
-        if self.call == "responses_stream":
-            return "responses"
-        if self.client == "py-gemini":
-            return "gemini"
-        return "openai" if self.client.endswith("openai") else "anthropic"
 
 
 def openai_error(status: int, message: str, kind: str, code: str | None, **headers: str) -> Real:
@@ -261,143 +237,4 @@ def _stream_rows() -> list[Row]:
     return rows
 
 
-def gemini_error(status: int, name: str, message: str, **extra: Any) -> Real:
-    return Real("status", status, {"error": {"code": status, "message": message, "status": name, **extra}})
-
-
-QUOTA = "You exceeded your current quota, please check your plan and billing details."
-RETRY_INFO = [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "1s"}]
-
-
-def _gemini_rows() -> list[Row]:
-    g = "py-gemini"
-    internal = "An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting"
-    return [
-        Row(
-            "rate_limit",
-            g,
-            "json",
-            replace(gemini_error(429, "RESOURCE_EXHAUSTED", QUOTA, details=RETRY_INFO), times=1),
-            {"mode": "rate_limit", "retry_after_s": 1, "times": 1},
-            "",
-        ),
-        Row(
-            "overloaded",
-            g,
-            "json",
-            gemini_error(503, "UNAVAILABLE", "The model is overloaded. Please try again later."),
-            {"mode": "overloaded"},
-            "",
-        ),
-        Row("timeout", g, "json", Real("hang", seconds=1.5), {"mode": "timeout", "delay_ms": 1500}, "", timeout=0.5),
-        Row("error_500", g, "json", gemini_error(500, "INTERNAL", internal), {"mode": "error", "error_code": 500}, ""),
-        Row(
-            "context_length_exceeded",
-            g,
-            "json",
-            gemini_error(
-                400,
-                "INVALID_ARGUMENT",
-                "The input token count (130000) exceeds the maximum number of tokens allowed (128000).",
-            ),
-            {"mode": "context_length_exceeded"},
-            "",
-        ),
-        Row(
-            "truncated_response",
-            g,
-            "json",
-            Real("truncate", after=4),
-            {"mode": "truncated_response", "max_tokens": 4},
-            "",
-        ),
-        Row(
-            "truncated_response",
-            g,
-            "stream",
-            Real("truncate", after=4),
-            {"mode": "truncated_response", "max_tokens": 4},
-            "",
-        ),
-        Row("stream_cut", g, "stream", Real("cut", after=4), {"mode": "stream_cut", "after_events": 4}, ""),
-        Row(
-            "mid_stream_error",
-            g,
-            "stream",
-            Real(
-                "stream_error", after=3, event=sse({"error": {"code": 500, "message": internal, "status": "INTERNAL"}})
-            ),
-            {"mode": "mid_stream_error", "after_events": 3},
-            "",
-        ),
-    ]
-
-
-#: What each client sees, row by row (the README's table shows these; the test checks them against the real
-#: failure, so a changed SDK or fixture shows up here).
-SEES: dict[str, str] = {
-    "rate_limit-py-openai-json": "returns, finish `stop`; 2 attempts",
-    "rate_limit-py-anthropic-json": "returns, finish `end_turn`; 2 attempts",
-    "rate_limit-node-openai-json": "returns, finish `stop`; 2 attempts",
-    "rate_limit-node-anthropic-json": "returns, finish `end_turn`; 2 attempts",
-    "error_500-py-openai-json": "InternalServerError 500; 2 attempts",
-    "error_500-py-anthropic-json": "InternalServerError 500; 2 attempts",
-    "error_500-node-openai-json": "InternalServerError 500; 2 attempts",
-    "error_500-node-anthropic-json": "InternalServerError 500; 2 attempts",
-    "overloaded_no_retry-py-openai-json": "InternalServerError 503; 1 attempt",
-    "overloaded_no_retry-py-anthropic-json": "OverloadedError 529; 1 attempt",
-    "overloaded_no_retry-node-openai-json": "InternalServerError 503; 1 attempt",
-    "overloaded_no_retry-node-anthropic-json": "OverloadedError 529; 1 attempt",
-    "context_length_exceeded-py-openai-json": "BadRequestError 400; 1 attempt",
-    "context_length_exceeded-py-anthropic-json": "BadRequestError 400; 1 attempt",
-    "context_length_exceeded-node-openai-json": "BadRequestError 400; 1 attempt",
-    "context_length_exceeded-node-anthropic-json": "BadRequestError 400; 1 attempt",
-    "request_timeout_408-py-openai-json": "APIStatusError 408; 2 attempts",
-    "request_timeout_408-py-anthropic-json": "RequestTimeoutError 408; 2 attempts",
-    "request_timeout_408-node-openai-json": "APIError 408; 2 attempts",
-    "request_timeout_408-node-anthropic-json": "RequestTimeoutError 408; 2 attempts",
-    "stream_cut-py-openai-stream": "returns, finish `None`; 1 attempt",
-    "mid_stream_error-py-openai-stream": "APIError; 1 attempt",
-    "truncated_response-py-openai-stream": "returns, finish `length`; 1 attempt",
-    "tool_call_corruption-py-openai-tools_stream": 'returns, finish `tool_calls`, arguments `{"sym`; 1 attempt',
-    "stream_reset-py-openai-stream": "APIConnectionError; 1 attempt",
-    "stream_cut-py-anthropic-stream": "returns, finish `None`; 1 attempt",
-    "mid_stream_error-py-anthropic-stream": "APIStatusError 200; 1 attempt",
-    "truncated_response-py-anthropic-stream": "returns, finish `max_tokens`; 1 attempt",
-    "tool_call_corruption-py-anthropic-tools_stream": "returns, finish `tool_use`, arguments `{}`; 1 attempt",
-    "stream_reset-py-anthropic-stream": "RemoteProtocolError; 1 attempt",
-    "stream_cut-node-openai-stream": "returns, finish `None`; 1 attempt",
-    "mid_stream_error-node-openai-stream": "APIError; 1 attempt",
-    "truncated_response-node-openai-stream": "returns, finish `length`; 1 attempt",
-    "tool_call_corruption-node-openai-tools_stream": 'returns, finish `tool_calls`, arguments `{"sym`; 1 attempt',
-    "stream_reset-node-openai-stream": "TypeError; 1 attempt",
-    "stream_cut-node-anthropic-stream": "AnthropicError; 1 attempt",
-    "mid_stream_error-node-anthropic-stream": "APIError; 1 attempt",
-    "truncated_response-node-anthropic-stream": "returns, finish `max_tokens`; 1 attempt",
-    "tool_call_corruption-node-anthropic-tools_stream": "returns, finish `tool_use`, arguments `{}`; 1 attempt",
-    "stream_reset-node-anthropic-stream": "AnthropicError; 1 attempt",
-    "truncated_response-py-openai-json": "returns, finish `length`; 1 attempt",
-    "stream_reset-py-openai-json": "APIConnectionError; 2 attempts",
-    "timeout-py-openai-json": "APITimeoutError; 2 attempts",
-    "truncated_response-py-anthropic-json": "returns, finish `max_tokens`; 1 attempt",
-    "stream_reset-py-anthropic-json": "APIConnectionError; 2 attempts",
-    "timeout-py-anthropic-json": "APITimeoutError; 2 attempts",
-    "mid_stream_error-py-openai-responses_stream": "RuntimeError; 1 attempt",
-    "rate_limit-py-gemini-json": "returns, finish `STOP`; 2 attempts",
-    "overloaded-py-gemini-json": "ServerError 503; 2 attempts",
-    "error_500-py-gemini-json": "ServerError 500; 2 attempts",
-    "context_length_exceeded-py-gemini-json": "ClientError 400; 1 attempt",
-    "truncated_response-py-gemini-json": "returns, finish `MAX_TOKENS`; 1 attempt",
-    "truncated_response-py-gemini-stream": "returns, finish `MAX_TOKENS`; 1 attempt",
-    "stream_cut-py-gemini-stream": "returns, finish `None`; 1 attempt",
-    "mid_stream_error-py-gemini-stream": "ServerError 500; 1 attempt",
-    "timeout-node-openai-json": "APIConnectionTimeoutError; 2 attempts",
-    "timeout-node-anthropic-json": "APIConnectionTimeoutError; 2 attempts",
-    "timeout-py-gemini-json": "ReadTimeout; 2 attempts",
-    "request_too_large-py-anthropic-json": "ContentTooLargeError 413; 1 attempt",
-    "request_too_large-node-anthropic-json": "ContentTooLargeError 413; 1 attempt",
-    "should_retry_400-py-openai-json": "BadRequestError 400; 2 attempts",
-    "should_retry_400-node-openai-json": "BadRequestError 400; 2 attempts",
-    "response_failed-py-openai-responses_stream": "RuntimeError; 1 attempt",
-}
-ROWS: list[Row] = [replace(row, sees=SEES[row.id]) for row in _status_rows() + _stream_rows() + _gemini_rows()]
+ROWS: list[Row] = [replace(row, sees=SEES[row.id]) for row in _status_rows() + _stream_rows() + gemini_rows()]

@@ -7,7 +7,8 @@ import re
 from pathlib import Path
 
 from tests.fidelity.mcp_world import MCP_ROWS
-from tests.fidelity.rows import ROWS, Row
+from tests.fidelity.row import Row
+from tests.fidelity.rows import ROWS
 
 START, END = "<!-- fidelity-table:start -->", "<!-- fidelity-table:end -->"
 CLIENTS = {

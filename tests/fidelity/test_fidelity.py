@@ -12,7 +12,8 @@ pytest.importorskip("anthropic", reason="the SDKs install beside mitmproxy 12 on
 from tests.conftest import REPO
 from tests.fidelity.compare import mismatches, run_direct, run_proxied
 from tests.fidelity.real_upstream import RealUpstream
-from tests.fidelity.rows import REAL, ROWS, Row
+from tests.fidelity.row import Row
+from tests.fidelity.rows import REAL, ROWS
 from tests.fidelity.table import in_readme, render
 from tests.fidelity.world import fidelity_world
 from tests.support.proxy import Proxy
@@ -22,6 +23,7 @@ World = tuple[RealUpstream, Proxy]
 
 @pytest.fixture(scope="module")
 def world() -> Iterator[World]:
+    pytest.importorskip("google.genai", reason="google-genai is a dev dependency (Python 3.13+)")
     with fidelity_world() as w:
         yield w
 
