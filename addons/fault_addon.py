@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from mitmproxy import flow as mflow
 from mitmproxy import http
 
+from flakeproxy.addons.client_cut import client_cutter
 from flakeproxy.addons.flow_state import FlowState, RequestPass, ResponsePass, TransformedStream
 from flakeproxy.addons.upstream_timeouts import Timeouts, UpstreamWatch
 from flakeproxy.injector import Decision, Injector
@@ -141,11 +142,12 @@ class FaultAddon:
             coverage.streamed_whole()
         if action is not None and coverage is not None and action.stream is not None:
             transform = state.transform = WatchedStream(action.stream(), coverage)
-            # The transform may end the body early: frame it as chunks, and do not reuse the connection.
+            # The transform may end the body early: frame it as chunks. No `connection: close` (a provider's
+            # stream has none): the agent may reuse the connection once the body has ended.
             flow.response.headers.pop("content-length", None)
             flow.response.headers["transfer-encoding"] = "chunked"
-            flow.response.headers["connection"] = "close"
-            self._stream(flow, state, TransformedStream(state, transform, flow.response))
+            cut = client_cutter(flow) if action.reset_stream else None
+            self._stream(flow, state, TransformedStream(state, transform, flow.response, cut))
             return
         self._stream(flow, state, ResponsePass(state, flow.response.headers.get("content-encoding")))
 
@@ -175,8 +177,16 @@ class FaultAddon:
                     if action.keep_length:
                         flow.response.headers["content-length"] = str(full)
                         flow.response.headers["connection"] = "close"
+                    if action.reset_stream:
+                        state.entry.error = f"connection cut by fault mid-body after {len(rewritten)} of {full} bytes"
             state.capture.add(body)
         self._finish(flow, state)
+        if state.ended and state.transform is not None and not state.transform.coverage.effects.get("reset"):
+            # The body was ended early by hand and the upstream has now finished: a zero length (set after the
+            # journal took the headers) tells mitmproxy this response was framed, not read-until-close, so the
+            # agent's connection stays open for its next request, as after a provider's stream (no
+            # `connection: close`, no second terminator).
+            flow.response.headers["content-length"] = "0"
 
     def error(self, flow: http.HTTPFlow) -> None:
         state: FlowState | None = flow.metadata.get(KEY)

@@ -6,6 +6,7 @@ must never wait, and it never holds the whole body.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mitmproxy import http
@@ -59,8 +60,15 @@ class ResponsePass:
 class TransformedStream:
     """An SSE body fed through a fault's transform, chunk by chunk."""
 
-    def __init__(self, state: FlowState, transform: WatchedStream, response: http.Response) -> None:
+    def __init__(
+        self,
+        state: FlowState,
+        transform: WatchedStream,
+        response: http.Response,
+        cut: Callable[[], None] | None = None,
+    ) -> None:
         self.state, self.transform, self.response = state, transform, response
+        self.cut = cut  # set: where the transform ends the stream, cut the connection instead of ending it
 
     def __call__(self, data: bytes) -> bytes | list[bytes]:
         state, transform = self.state, self.transform
@@ -75,8 +83,20 @@ class TransformedStream:
             return out
         if transform.done:
             state.ended = True
+            if self.cut is not None:
+                return self._cut_here(out)
             return self._end_here(out)
         return out if out else []  # never b"" mid-stream: that would end the body
+
+    def _cut_here(self, out: bytes) -> bytes | list[bytes]:
+        """Send out as a normal chunk, then close the connection: no terminator follows."""
+        assert self.cut is not None
+        events = self.transform.transform.events
+        where = f"after {events} events, {self.state.capture.size} bytes of body"
+        self.state.entry.error = f"connection cut by fault mid-stream {where}"
+        self.transform.coverage.changed("reset", f"connection cut mid-stream {where}")
+        self.cut()
+        return out if out else []
 
     def _end_here(self, out: bytes) -> bytes:
         """End the chunked body now, framed by hand: with the header gone, mitmproxy writes these bytes

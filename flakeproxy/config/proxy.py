@@ -122,7 +122,7 @@ class Target(StrictModel):
     path: str | None = Field(None, description="A glob on the request path, e.g. /v1/quotes*.")
     method: str | None = Field(None, pattern=r"^[A-Z]+$")
     mcp_tool: str | None = Field(None, description="One MCP tool by name (tools/call params.name).")
-    api: Literal["openai", "openai-responses", "anthropic"] | None = Field(
+    api: Literal["openai", "openai-responses", "anthropic", "gemini"] | None = Field(
         None, description="Marks an LLM endpoint; LLM faults are shaped like this provider."
     )
     stream: bool | None = Field(

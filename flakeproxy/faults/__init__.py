@@ -7,6 +7,7 @@ from typing import Annotated
 from pydantic import Field
 
 from flakeproxy.faults.base import Delay, Fault
+from flakeproxy.faults.context_length import ContextLengthFault
 from flakeproxy.faults.empty import EmptyFault
 from flakeproxy.faults.error import ErrorFault
 from flakeproxy.faults.garbage import GarbageFault
@@ -20,11 +21,13 @@ from flakeproxy.faults.mid_stream_error import MidStreamErrorFault
 from flakeproxy.faults.overflow import OverflowAttack
 from flakeproxy.faults.overloaded import OverloadedFault
 from flakeproxy.faults.rate_limit import RateLimitFault
+from flakeproxy.faults.request_too_large import RequestTooLargeFault
 from flakeproxy.faults.reset import ResetFault
 from flakeproxy.faults.response_drift import ResponseDriftFault
 from flakeproxy.faults.schema_drift import SchemaDriftFault
 from flakeproxy.faults.slow import SlowFault
 from flakeproxy.faults.stream_cut import StreamCutFault
+from flakeproxy.faults.stream_reset import StreamResetFault
 from flakeproxy.faults.timeout import TimeoutFault
 from flakeproxy.faults.tool_call_corruption import ToolCallCorruptionFault
 from flakeproxy.faults.truncated import TruncatedFault
@@ -58,7 +61,10 @@ LlmFault = Annotated[
     | EmptyFault
     | GarbageFault
     | ResponseDriftFault
-    | ToolCallCorruptionFault,
+    | ToolCallCorruptionFault
+    | ContextLengthFault
+    | RequestTooLargeFault
+    | StreamResetFault,
     Field(discriminator="mode"),
 ]
 
@@ -76,6 +82,7 @@ __all__ = [
     "LLM_ATTACKS",
     "MCP_ONLY",
     "ContextAttack",
+    "ContextLengthFault",
     "Delay",
     "EmptyFault",
     "ErrorFault",
@@ -92,11 +99,13 @@ __all__ = [
     "OverflowAttack",
     "OverloadedFault",
     "RateLimitFault",
+    "RequestTooLargeFault",
     "ResetFault",
     "ResponseDriftFault",
     "SchemaDriftFault",
     "SlowFault",
     "StreamCutFault",
+    "StreamResetFault",
     "TimeoutFault",
     "ToolCallCorruptionFault",
     "ToolFault",

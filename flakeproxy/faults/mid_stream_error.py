@@ -8,7 +8,7 @@ from pydantic import Field
 from flakeproxy.faults.base import Fault
 from flakeproxy.wire.action import Action
 from flakeproxy.wire.call import Call
-from flakeproxy.wire.providers import llm_provider
+from flakeproxy.wire.providers import OpenAIResponses, llm_provider
 from flakeproxy.wire.streams import MidStreamError
 
 
@@ -23,7 +23,14 @@ class MidStreamErrorFault(Fault):
         "chat; the code of the Responses error event), overloaded_error (Anthropic).",
     )
     message: str | None = Field(None, description="None = the API's usual text for that error.")
+    responses_event: Literal["error", "response.failed"] = Field(
+        "error", description="OpenAI Responses only: fail with an `error` event or a final `response.failed`."
+    )
 
     def act(self, call: Call, rng: Random) -> Action:
-        event = llm_provider(call.api).stream_error(self.message, self.error_type)
+        shape = llm_provider(call.api)
+        if self.responses_event == "response.failed" and isinstance(shape, OpenAIResponses):
+            event = shape.stream_failed(self.message, self.error_type)
+        else:
+            event = shape.stream_error(self.message, self.error_type)
         return Action(stream=lambda: MidStreamError(self.after_events, event))

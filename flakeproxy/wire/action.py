@@ -59,6 +59,8 @@ class Action:
     rewrite_body: change a buffered (non-streamed) response body.
     keep_length: with rewrite_body, keep the original Content-Length (a body cut short) and close.
     stream: make a transform for a text/event-stream response.
+    reset_stream: with stream, when the transform ends the stream, close the agent's connection there with
+      no chunk terminator (a connection cut mid-body, as a load balancer does), instead of ending cleanly.
     """
 
     delay_ms: int = 0
@@ -68,6 +70,7 @@ class Action:
     rewrite_body: BodyRewrite | None = None
     keep_length: bool = False
     stream: Callable[[], StreamTransform] | None = None
+    reset_stream: bool = False
 
     @property
     def forwards(self) -> bool:

@@ -17,10 +17,11 @@ def llm_text_action(
     text: TextFn | None = None,
     tool: ToolFn | None = None,
     per_stream: Callable[[], TextFn] | None = None,
+    tool_per_stream: Callable[[], ToolFn] | None = None,
 ) -> Action:
     """Rewrite the answer's text (and/or tool calls) wherever the provider puts them.
 
-    per_stream makes a fresh text function for each stream (for transforms that keep state).
+    per_stream / tool_per_stream make a fresh function for each stream (for transforms that keep state).
     """
     if api is None:  # not an LLM target (e.g. aimed by match_url): every JSON string is text
         fn = text or (lambda t: t)
@@ -36,7 +37,9 @@ def llm_text_action(
 
     return Action(
         rewrite_body=rewrite,
-        stream=lambda: MapEvents(shape, per_stream() if per_stream else text, tool),
+        stream=lambda: MapEvents(
+            shape, per_stream() if per_stream else text, tool_per_stream() if tool_per_stream else tool
+        ),
     )
 
 

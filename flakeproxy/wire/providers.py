@@ -12,6 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from flakeproxy.wire.action import Reply, json_reply
+from flakeproxy.wire.gemini import Gemini
+from flakeproxy.wire.provider_errors import anthropic_error, openai_error
 from flakeproxy.wire.sse import SseEvent, format_event
 
 TextFn = Callable[[str], str]
@@ -49,17 +51,10 @@ class OpenAIChat(Plain):
     """OpenAI chat completions (/v1/chat/completions), JSON and SSE."""
 
     api = "openai"
-    _types = {
-        429: ("requests", "rate_limit_exceeded"),
-        503: ("server_error", "server_is_overloaded"),
-        401: ("invalid_request_error", "invalid_api_key"),
-        400: ("invalid_request_error", None),
-    }
 
     def error(self, status: int, message: str | None = None, headers: dict[str, str] | None = None) -> Reply:
-        kind, code = self._types.get(status, ("server_error" if status >= 500 else "invalid_request_error", None))
-        body = {"error": {"message": message or status_text(status), "type": kind, "param": None, "code": code}}
-        return json_reply(status, body, headers)
+        body, all_headers = openai_error(status, message, headers or {}, "gpt-4o")
+        return json_reply(status, body, all_headers)
 
     #: what a mid-stream error says when the fault does not choose (what this API sends mid-stream)
     stream_error_type = "server_error"
@@ -92,19 +87,26 @@ class OpenAIChat(Plain):
         data = event.json()
         if not isinstance(data, dict) or not data.get("choices"):
             return event.raw
+        emptied = kept = 0  # argument pieces a cut emptied / anything else the chunk still says
         for choice in data["choices"]:
             delta = choice.get("delta") or {}
             if text and isinstance(delta.get("content"), str):
                 delta["content"] = text(delta["content"])
+            kept += bool(delta.get("content") or choice.get("finish_reason") or delta.get("role"))
             for call in delta.get("tool_calls") or []:
                 fn = call.get("function") or {}
                 if not tool:
                     continue
-                name, args = tool(fn.get("name") or "", fn.get("arguments") or "")
+                before = fn.get("arguments") or ""
+                name, args = tool(fn.get("name") or "", before)
                 if "name" in fn:
                     fn["name"] = name
                 if "arguments" in fn:
                     fn["arguments"] = args
+                emptied += bool(before and not args and not fn.get("name"))
+                kept += bool(args or fn.get("name") or call.get("id"))
+        if emptied and not kept:
+            return b""  # a piece cut away entirely: the event goes too, as if it had never been generated
         return format_event(data, event.event)
 
     def is_terminal(self, event: SseEvent) -> bool:
@@ -131,6 +133,18 @@ class OpenAIResponses(OpenAIChat):
         }
         return format_event(event, "error")
 
+    def stream_failed(self, message: str | None = None, error_type: str | None = None) -> bytes:
+        """The other way a Responses stream fails: a final `response.failed` carrying the error."""
+        error = {"code": error_type or self.stream_error_type, "message": message or self.stream_error_message}
+        response: dict[str, Any] = {
+            "object": "response",
+            "status": "failed",
+            "output": [],
+            "error": error,
+            "incomplete_details": None,
+        }
+        return format_event({"type": "response.failed", "response": response}, "response.failed")
+
     def map_json(self, body: Any, text: TextFn | None, tool: ToolFn | None, finish: str | None = None) -> Any:
         body = copy.deepcopy(body)
         for item in body.get("output") or []:
@@ -155,9 +169,18 @@ class OpenAIResponses(OpenAIChat):
             whole = getattr(text, "whole", None)  # a per-stream transform knows what the deltas became
             data["text"] = whole(data["text"]) if whole else text(data["text"])
         elif tool and kind == "response.function_call_arguments.delta":
-            data["delta"] = tool("", data.get("delta", ""))[1]
+            before = data.get("delta", "")
+            data["delta"] = tool("", before)[1]
+            if before and not data["delta"]:
+                return b""  # cut away entirely: the event goes too
         elif tool and kind == "response.function_call_arguments.done":
-            data["arguments"] = tool("", data.get("arguments", ""))[1]
+            whole_args = getattr(tool, "whole", None)  # a per-stream transform knows what the deltas became
+            args = data.get("arguments", "")
+            data["arguments"] = whole_args(args) if whole_args else tool("", args)[1]
+        elif (whole_args := getattr(tool, "whole", None)) and kind == "response.completed":
+            for item in (data.get("response") or {}).get("output") or []:
+                if item.get("type") == "function_call":  # the final answer repeats what the deltas became
+                    item["arguments"] = whole_args(item.get("arguments", ""))
         else:
             return event.raw
         return format_event(data, event.event)
@@ -179,23 +202,10 @@ class Anthropic(Plain):
     """Anthropic messages (/v1/messages), JSON and named SSE events."""
 
     api = "anthropic"
-    _types = {
-        400: "invalid_request_error",
-        401: "authentication_error",
-        403: "permission_error",
-        404: "not_found_error",
-        413: "request_too_large",
-        429: "rate_limit_error",
-        500: "api_error",
-        504: "timeout_error",
-        529: "overloaded_error",
-        503: "overloaded_error",
-    }
 
     def error(self, status: int, message: str | None = None, headers: dict[str, str] | None = None) -> Reply:
-        kind = self._types.get(status, "api_error" if status >= 500 else "invalid_request_error")
-        body = {"type": "error", "error": {"type": kind, "message": message or status_text(status)}}
-        return json_reply(status, body, headers)
+        body, all_headers = anthropic_error(status, message, headers or {})
+        return json_reply(status, body, all_headers)
 
     stream_error_type = "overloaded_error"
     stream_error_message = "Overloaded"
@@ -229,7 +239,10 @@ class Anthropic(Plain):
         if text and delta.get("type") == "text_delta" and isinstance(delta.get("text"), str):
             delta["text"] = text(delta["text"])
         elif tool and delta.get("type") == "input_json_delta":
-            delta["partial_json"] = tool("", delta.get("partial_json", ""))[1]
+            before = delta.get("partial_json", "")
+            delta["partial_json"] = tool("", before)[1]
+            if before and not delta["partial_json"]:
+                return b""  # cut away entirely: the event goes too
         elif tool and block.get("type") == "tool_use":
             block["name"] = tool(block.get("name", ""), "")[0]
         else:
@@ -255,11 +268,11 @@ class Anthropic(Plain):
         ]
 
 
-LlmProvider = OpenAIChat | Anthropic
-LLM_PROVIDERS: dict[str, LlmProvider] = {p.api: p for p in (OpenAIChat(), OpenAIResponses(), Anthropic())}
+LlmProvider = OpenAIChat | Anthropic | Gemini
+LLM_PROVIDERS: dict[str, LlmProvider] = {p.api: p for p in (OpenAIChat(), OpenAIResponses(), Anthropic(), Gemini())}
 
 
-def provider(api: str | None) -> Plain:
+def provider(api: str | None) -> Plain | Gemini:
     """The provider for a target's api (None: a plain tool API)."""
     return LLM_PROVIDERS[api] if api else Plain()
 

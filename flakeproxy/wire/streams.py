@@ -138,3 +138,25 @@ class MapJsonEvents(EventStream):
         if data is None:
             return event.raw
         return unless_same(event, format_event(self.fn(data), event.event))
+
+
+class ByteCut(EventStream):
+    """Let after_bytes bytes of the stream through (events cut anywhere, even mid-line), then stop."""
+
+    def __init__(self, after_bytes: int) -> None:
+        super().__init__()
+        self.left = after_bytes
+        self.done = after_bytes == 0
+
+    def feed(self, chunk: bytes) -> bytes:
+        if self.done:
+            return b""
+        out = chunk[: self.left]
+        self.left -= len(out)
+        self.consumed += len(out)
+        self.events += out.count(b"\n\n")
+        self.done = self.left <= 0
+        return out
+
+    def finish(self) -> bytes:
+        return b""

@@ -20,7 +20,11 @@ class WordBudget:
         return self.left <= 0
 
     def take(self, text: str) -> str:
-        """The part of text that fits; leading whitespace is free."""
+        """The part of text that fits; leading whitespace is free while words are left. The whitespace after
+        the last word that fits is not kept (a real cut ends at a token, and tokens start with their space),
+        so a streamed answer cut this way ends exactly as the same answer cut whole."""
+        if self.left <= 0:
+            return ""
         out, pos = [], 0
         lead = len(text) - len(text.lstrip())
         out.append(text[:lead])
@@ -28,13 +32,14 @@ class WordBudget:
         for m in _WORD.finditer(text, pos):
             if self.left <= 0:
                 break
-            out.append(m.group(0))
             self.left -= 1
+            out.append(m.group(0).rstrip() if self.left <= 0 else m.group(0))
         return "".join(out)
 
 
 def cut_words(text: str, limit: int) -> str:
-    return WordBudget(limit).take(text).rstrip()
+    """The first limit words of text, ending at the last one (as WordBudget.take ends a stream)."""
+    return WordBudget(limit).take(text) if limit else ""
 
 
 _CASUAL = {"cannot": "can't", "do not": "don't", "I am": "I'm", "will not": "won't", "Hello": "Hey"}
@@ -148,3 +153,27 @@ def corrupt_arguments(corruption: str, arguments: str) -> str:
     if corruption == "invalid_json":
         return "{'" + arguments.strip("{}") + ",,}"
     return arguments[: max(1, len(arguments) // 2)]  # truncate_json (wrong_name leaves the arguments alone)
+
+
+class StreamedArgsCut:
+    """truncate_json for a streamed tool call: the arguments arrive in pieces, and the call must end up with
+    one prefix of them, as when a real answer is cut off. The first non-empty piece of each call keeps its
+    first half (at least one character); every later piece of that call becomes empty. A new call starts when
+    a piece comes with a name. `whole` answers an event that repeats the full arguments (OpenAI Responses'
+    function_call_arguments.done) with what the pieces became."""
+
+    def __init__(self) -> None:
+        self.kept = ""
+        self.cut = False
+
+    def __call__(self, name: str, arguments: str) -> tuple[str, str]:
+        if name:
+            self.kept, self.cut = "", False
+        if self.cut or not arguments:
+            return name, ""
+        self.cut = True
+        self.kept = arguments[: max(1, len(arguments) // 2)]
+        return name, self.kept
+
+    def whole(self, arguments: str) -> str:
+        return self.kept if self.cut else corrupt_arguments("truncate_json", arguments)

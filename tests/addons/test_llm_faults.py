@@ -75,6 +75,8 @@ def test_error_is_provider_shaped(world: tuple[Upstream, Proxy], api: str) -> No
     body = json.loads(seen.body)
     assert seen.status == 500 and up.count() == before
     if api == "anthropic":
+        request_id = body.pop("request_id")  # the body repeats the request-id header, as Anthropic's does
+        assert request_id == seen.headers["request-id"] and request_id.startswith("req_")
         assert body == {"type": "error", "error": {"type": "api_error", "message": "Internal server error"}}
     else:
         assert body["error"]["type"] == "server_error" and set(body["error"]) == {"message", "type", "param", "code"}
@@ -185,31 +187,45 @@ def test_llm_fault_aimed_at_one_target_leaves_the_others(world: tuple[Upstream, 
     assert ask(proxy, "openai", False).status == 200
 
 
-def test_a_cut_stream_ends_once_and_the_connection_closes(world: tuple[Upstream, Proxy]) -> None:
-    """The raw bytes: one chunked terminator, nothing after it (no second one when the upstream ends)."""
+def test_a_cut_stream_ends_once_and_the_connection_is_reused(world: tuple[Upstream, Proxy]) -> None:
+    """The raw bytes: one chunked terminator, no `connection: close` (a provider's stream has none), and the
+    same connection then answers the next request with nothing stray before it (no second terminator)."""
     import socket
     from urllib.parse import urlsplit
 
     _, proxy = world
-    proxy.control.scenario("s", llm_faults=[{"mode": "stream_cut", "after_events": 2}])
+    proxy.control.scenario("s", llm_faults=[{"mode": "stream_cut", "after_events": 2, "times": 1}])
     url = urlsplit(proxy.listeners["llm"])
-    body = json.dumps({"model": "m", "stream": True, "messages": [{"role": "user", "content": "x"}]}).encode()
-    request = (
-        f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-        f"Content-Length: {len(body)}\r\n\r\n"
-    ).encode() + body
+
+    def request(stream: bool) -> bytes:
+        body = json.dumps({"model": "m", "stream": stream, "messages": [{"role": "user", "content": "x"}]}).encode()
+        head = (
+            f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n"
+        )
+        return head.encode() + body
+
     with socket.create_connection((url.hostname, url.port), timeout=10) as sock:
-        sock.sendall(request)
+        sock.sendall(request(True))
         raw = b""
-        while chunk := sock.recv(65536):  # the proxy closes the connection after the cut
+        while not raw.endswith(b"\r\n0\r\n\r\n"):
+            chunk = sock.recv(65536)
+            assert chunk, f"the proxy closed the connection after the cut: {raw[-200:]!r}"
             raw += chunk
-    head, _, payload = raw.partition(b"\r\n\r\n")
-    assert b"transfer-encoding: chunked" in head.lower() and b"connection: close" in head.lower()
-    rest = payload
-    while True:  # walk the chunks: after the zero-size one, nothing may follow
-        size_line, _, rest = rest.partition(b"\r\n")
-        size = int(size_line, 16)
-        if size == 0:
-            break
-        rest = rest[size + 2 :]
-    assert rest == b"\r\n", f"bytes after the end of the chunked body: {rest!r}"
+        head, _, payload = raw.partition(b"\r\n\r\n")
+        assert b"transfer-encoding: chunked" in head.lower() and b"connection: close" not in head.lower()
+        rest = payload
+        while True:  # walk the chunks: the zero-size one ends the body
+            size_line, _, rest = rest.partition(b"\r\n")
+            size = int(size_line, 16)
+            if size == 0:
+                break
+            rest = rest[size + 2 :]
+        assert rest == b"\r\n", f"bytes after the end of the chunked body: {rest!r}"
+        sock.sendall(request(False))
+        second = b""
+        while b"\r\n\r\n" not in second or not second.rstrip().endswith(b"}"):
+            chunk = sock.recv(65536)
+            assert chunk, f"the connection closed before the second answer: {second!r}"
+            second += chunk
+    assert second.startswith(b"HTTP/1.1 200 "), f"stray bytes before the second answer: {second[:40]!r}"

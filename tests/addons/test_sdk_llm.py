@@ -180,3 +180,66 @@ def test_anthropic_overloaded_529_is_retried_then_raised(world: tuple[Upstream, 
         claude(proxy).messages.create(model="m", max_tokens=100, messages=MESSAGES)
     assert info.value.status_code == 529
     assert [e["status"] for e in proxy.control.end(cell)] == [529, 529, 529]
+
+
+# -- tool_call_corruption truncate_json on a stream: one prefix of the joined arguments, as a real cut answer
+
+
+TOOLS: Any = [{"name": "get_quote", "description": "quote", "input_schema": {"type": "object", "properties": {}}}]
+OAI_TOOLS: Any = [{"type": "function", "function": {"name": "get_quote", "parameters": {"type": "object"}}}]
+
+
+def test_anthropic_streamed_truncated_tool_input_ends_silently_empty(world: tuple[Upstream, Proxy]) -> None:
+    """A real cut tool input parses as a partial JSON prefix: the SDK finishes with input == {}, no error."""
+    _, proxy = world
+    scenario(proxy, llm_faults=[{"tool": "claude", "mode": "tool_call_corruption", "corruption": "truncate_json"}])
+    with claude(proxy).messages.stream(model="m", max_tokens=100, messages=MESSAGES, tools=TOOLS) as stream:
+        message = stream.get_final_message()
+    assert message.content[0].type == "tool_use" and message.content[0].input == {}
+
+
+def test_openai_streamed_truncated_tool_arguments_are_a_prefix(world: tuple[Upstream, Proxy]) -> None:
+    from tests.support.upstream import TOOL_ARGS
+
+    _, proxy = world
+    scenario(proxy, llm_faults=[{"tool": "chat", "mode": "tool_call_corruption", "corruption": "truncate_json"}])
+    args = ""
+    for chunk in oai(proxy).chat.completions.create(model="m", messages=MESSAGES, tools=OAI_TOOLS, stream=True):
+        for choice in chunk.choices:
+            for call in choice.delta.tool_calls or []:
+                args += (call.function.arguments or "") if call.function else ""
+    assert args and TOOL_ARGS.startswith(args) and args != TOOL_ARGS
+
+
+# -- stream_reset: the connection cut mid-answer with no chunk terminator, as a load balancer does
+
+
+def test_openai_stream_reset_raises_api_connection_error_and_the_journal_says_where(
+    world: tuple[Upstream, Proxy],
+) -> None:
+    _, proxy = world
+    cell = scenario(proxy, llm_faults=[{"tool": "chat", "mode": "stream_reset", "after_events": 3}])
+    with pytest.raises(openai.APIConnectionError) as info:
+        chat_stream(proxy)
+    assert "incomplete chunked read" in repr(info.value.__cause__)
+    (entry,) = proxy.control.end(cell)  # a cut inside a stream is not retried
+    assert entry["status"] == 200 and entry["error"].startswith("connection cut by fault mid-stream after 3 events")
+    assert "connection cut mid-stream after 3 events" in entry["fault"]["effect"]
+
+
+def test_anthropic_reset_mid_body_raises_api_connection_error_after_retries(world: tuple[Upstream, Proxy]) -> None:
+    _, proxy = world
+    cell = scenario(proxy, llm_faults=[{"tool": "claude", "mode": "stream_reset", "after_bytes": 40}])
+    with pytest.raises(anthropic.APIConnectionError):
+        claude(proxy).messages.create(model="m", max_tokens=100, messages=MESSAGES)
+    journal = proxy.control.end(cell)
+    assert len(journal) == 3 and all("mid-body after 40 of" in e["error"] for e in journal)
+
+
+def test_anthropic_stream_reset_surfaces_the_transport_error(world: tuple[Upstream, Proxy]) -> None:
+    """anthropic-python's messages.stream does not wrap a cut inside the body: httpx's error comes out."""
+    _, proxy = world
+    scenario(proxy, llm_faults=[{"tool": "claude", "mode": "stream_reset", "after_events": 3}])
+    with pytest.raises(Exception, match="incomplete chunked read") as info:
+        claude_stream(proxy)
+    assert type(info.value).__name__ == "RemoteProtocolError"

@@ -128,6 +128,9 @@ LLM_MODES = {
     "garbage",
     "response_drift",
     "tool_call_corruption",
+    "context_length_exceeded",
+    "request_too_large",
+    "stream_reset",
 }
 ATTACKS = {"indirect_injection", "memory_poisoning", "overflow"}
 INVARIANTS = {
