@@ -19,6 +19,7 @@ import pytest
 from tests.frameworks.node import CACHE as NODE_OPENAI
 from tests.frameworks.node import node_agent
 from tests.support.forward import World, forward_config, staging_world, trust_file
+from tests.support.npm import npm_packages
 from tests.support.proxy import Proxy, running_proxy
 from tests.support.upstream import ANSWER
 
@@ -156,16 +157,7 @@ def node_env_for_proxy() -> dict[str, str]:
     version = tuple(int(x) for x in node.split("."))
     if version >= (24, 5) or (22, 21) <= version < (23,):
         return {"NODE_USE_ENV_PROXY": "1"}
-    if not (UNDICI / "node_modules" / "undici" / "package.json").exists():
-        UNDICI.mkdir(parents=True, exist_ok=True)
-        install = subprocess.run(
-            ["npm", "install", "--no-audit", "--no-fund", "--no-save", "--prefix", str(UNDICI), "undici@6"],
-            capture_output=True,
-            text=True,
-            timeout=180,
-        )
-        if install.returncode != 0:
-            pytest.skip(f"npm could not install undici: {(install.stderr.strip().splitlines() or ['?'])[-1]}")
+    npm_packages(UNDICI.name, "undici@6")
     preload = UNDICI / "env-proxy.cjs"
     module = json.dumps(str(UNDICI / "node_modules" / "undici"))
     preload.write_text(

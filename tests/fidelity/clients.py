@@ -10,10 +10,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
+from tests.support.npm import CACHE_ROOT, npm_packages
 
 PACKAGES = ("openai@6", "@anthropic-ai/sdk@1")
-CACHE = Path.home() / ".cache" / "flakeproxy-tests" / "node-sdks"
+CACHE = CACHE_ROOT / "node-sdks"
 SCRIPT = Path(__file__).with_name("node_client.mjs")
 MESSAGES: Any = [{"role": "user", "content": "What is AAPL trading at?"}]
 OAI_TOOLS: Any = [{"type": "function", "function": {"name": "get_quote", "parameters": {"type": "object"}}}]
@@ -143,21 +143,7 @@ def _gemini_finish(reply: Any) -> str | None:
 def node_client() -> Path:
     """The runner script beside a node_modules holding openai@6 and @anthropic-ai/sdk (skip when npm cannot
     install them)."""
-    for tool in ("node", "npm"):
-        if shutil.which(tool) is None:
-            pytest.skip(f"{tool} is not installed")
-    if not all((CACHE / "node_modules" / p / "package.json").exists() for p in ("openai", "@anthropic-ai/sdk")):
-        CACHE.mkdir(parents=True, exist_ok=True)
-        install = subprocess.run(
-            ["npm", "install", "--no-audit", "--no-fund", "--no-save", "--prefix", str(CACHE), *PACKAGES],
-            capture_output=True,
-            text=True,
-            timeout=180,
-        )
-        if install.returncode != 0:
-            last = (install.stderr.strip().splitlines() or ["no output"])[-1]
-            pytest.skip(f"npm could not install the SDK packages: {last}")
-    script = CACHE / SCRIPT.name
+    script = npm_packages(CACHE.name, *PACKAGES) / SCRIPT.name
     shutil.copyfile(SCRIPT, script)
     return script
 

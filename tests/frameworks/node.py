@@ -5,39 +5,24 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
-import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import pytest
 from aiohttp import web
 
 from tests.frameworks.support import EXAMPLE
 from tests.support.loops import free_port, running_app
+from tests.support.npm import CACHE_ROOT, npm_packages
 
-CACHE = Path.home() / ".cache" / "flakeproxy-tests" / "node-openai"
+CACHE = CACHE_ROOT / "node-openai"
 AGENT = Path(__file__).with_name("node_openai_agent.mjs")
 
 
 def node_agent() -> Path:
     """The agent script beside a node_modules holding openai@6 (ES modules resolve from the script's folder)."""
-    for tool in ("node", "npm"):
-        if shutil.which(tool) is None:
-            pytest.skip(f"{tool} is not installed")
-    if not (CACHE / "node_modules" / "openai" / "package.json").exists():
-        CACHE.mkdir(parents=True, exist_ok=True)
-        install = subprocess.run(
-            ["npm", "install", "--no-audit", "--no-fund", "--no-save", "--prefix", str(CACHE), "openai@6"],
-            capture_output=True,
-            text=True,
-            timeout=180,
-        )
-        if install.returncode != 0:
-            last = (install.stderr.strip().splitlines() or ["no output"])[-1]
-            pytest.skip(f"npm could not install the openai package: {last}")
-    script = CACHE / AGENT.name
+    script = npm_packages(CACHE.name, "openai@6") / AGENT.name
     shutil.copyfile(AGENT, script)
     return script
 
