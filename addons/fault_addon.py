@@ -93,8 +93,8 @@ class FaultAddon:
             await self._apply(flow, decision, state.coverage)
         if flow.response is None and flow.error is None:
             timeouts = self.timeouts.get(call.listener, Timeouts())
-            gateway = provider(call.api).error(504, f"upstream sent no response within {timeouts.read_ms} ms")
-            state.watch = UpstreamWatch(flow, timeouts, gateway)
+            message = f"upstream sent no response within {timeouts.read_ms} ms"
+            state.watch = UpstreamWatch(flow, timeouts, lambda: provider(call.api).error(504, message))
 
     async def _apply(self, flow: http.HTTPFlow, decision: Decision, coverage: Coverage) -> None:
         action, entry = decision.action, flow.metadata[KEY].entry

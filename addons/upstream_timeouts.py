@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,8 +46,8 @@ def raw_response(reply: Reply) -> bytes:
 class UpstreamWatch:
     """The upstream deadline of one flow; `expired` holds the reason once it has passed."""
 
-    def __init__(self, flow: http.HTTPFlow, timeouts: Timeouts, gateway_timeout: Reply) -> None:
-        self.flow, self.timeouts, self.gateway_timeout = flow, timeouts, gateway_timeout
+    def __init__(self, flow: http.HTTPFlow, timeouts: Timeouts, gateway_timeout: Callable[[], Reply]) -> None:
+        self.flow, self.timeouts, self.gateway_timeout = flow, timeouts, gateway_timeout  # made only if needed
         self.started = self.last = time.monotonic()
         self.phase = "connect"  # -> headers -> body -> done
         self.expired: str | None = None
@@ -94,7 +95,7 @@ class UpstreamWatch:
         elif self.phase == "headers":
             reason = f"upstream sent no response within {self.timeouts.read_ms} ms"
             if server.alpn in (None, b"", b"http/1.1"):
-                event = events.DataReceived(server, raw_response(self.gateway_timeout))
+                event = events.DataReceived(server, raw_response(self.gateway_timeout()))
                 self._task = asyncio.get_running_loop().create_task(handler.server_event(event))
                 return reason
         else:

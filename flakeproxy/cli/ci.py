@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
 from flakeproxy.cli.options import config_option
-from flakeproxy.cli.running import run_until_signal, write_reports, write_reports_after_interrupt
+from flakeproxy.cli.running import run_and_report
 from flakeproxy.config import load_config
 from flakeproxy.reports import DEFAULT_FORMATS, parse_formats
 from flakeproxy.results import RunResult
@@ -46,16 +47,11 @@ def ci(config_path: str, output: str | None, min_score: float | None, quiet: boo
             f"warning: --min-score {min_score:g} is a percentage (0-100); did you mean {min_score * 100:g}?", err=True
         )
 
-    def progress(line: str) -> None:
-        if not quiet:
-            click.echo(line, err=True)
-
-    async def start() -> RunResult:
+    async def start(progress: Callable[[str], None]) -> RunResult:
         result: RunResult = await run_ci_async(config, config_path, out, progress, min_score)
         return result
 
-    result = run_until_signal(start, out, lambda: write_reports_after_interrupt(out, wanted))
-    write_reports(out, wanted, result)
+    result = run_and_report(start, out, wanted, quiet)
     click.echo(render(result))
     raise SystemExit(0 if result.ci is not None and result.ci.passed else 1)
 

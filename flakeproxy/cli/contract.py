@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
 from flakeproxy.cli.options import config_option
-from flakeproxy.cli.running import run_until_signal, write_reports, write_reports_after_interrupt
+from flakeproxy.cli.running import run_and_report
 from flakeproxy.config import load_config
 from flakeproxy.config.warnings import config_warnings
 from flakeproxy.contract import plan_contract
@@ -56,17 +57,11 @@ def _run(
         config = config.model_copy(update={"run": config.run.model_copy(update=updates)})
     out = Path(output or config.run.output)
 
-    def progress(line: str) -> None:
-        if not quiet:
-            click.echo(line, err=True)
-
-    async def start() -> RunResult:
+    async def start(progress: Callable[[str], None]) -> RunResult:
         result: RunResult = await run_contract_async(config, config_path, out, progress, shard)
         return result
 
-    result = run_until_signal(start, out, lambda: write_reports_after_interrupt(out, wanted))
-    write_reports(out, wanted, result)
-    return result
+    return run_and_report(start, out, wanted, quiet)
 
 
 def _exit(result: RunResult) -> None:

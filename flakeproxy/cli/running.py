@@ -68,3 +68,18 @@ def run_until_signal(
         on_interrupt()
         click.echo(f"error: interrupted by {name}; the results so far are in {out / 'results.json'}", err=True)
         raise SystemExit(143 if name == "SIGTERM" else 130) from None
+
+
+def run_and_report(
+    run: Callable[[Callable[[str], None]], Awaitable[RunResult]], out: Path, formats: list[str], quiet: bool
+) -> RunResult:
+    """A run command's common part: progress lines on stderr (unless quiet), SIGTERM and Ctrl-C handled,
+    the chosen reports written beside results.json (from what was done, if it was interrupted)."""
+
+    def progress(line: str) -> None:
+        if not quiet:
+            click.echo(line, err=True)
+
+    result = run_until_signal(lambda: run(progress), out, lambda: write_reports_after_interrupt(out, formats))
+    write_reports(out, formats, result)
+    return result

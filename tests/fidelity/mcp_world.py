@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from tests.fidelity.clients import Seen
-from tests.support.loops import LoopThread, free_port
+from tests.support.loops import free_port
+from tests.support.mcp_server import serving
 
 TEXT = "Top result for AAPL: AAPL closed at 189.50 (source: exchange feed)"
 
@@ -93,7 +93,6 @@ def _http503(app: Any, world: McpWorld) -> Any:
 
 @contextmanager
 def running_mcp_world() -> Iterator[McpWorld]:
-    import uvicorn
     from mcp.server.mcpserver import MCPServer
     from mcp.shared.exceptions import MCPError
 
@@ -111,21 +110,8 @@ def running_mcp_world() -> Iterator[McpWorld]:
             raise MCPError(-32603, "backend exploded")
         return TEXT
 
-    app = _http503(server.streamable_http_app(), world)
-    web = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="critical", lifespan="on"))
-    thread = LoopThread("mcp-fidelity")
-    future = thread.submit(web.serve())
-    deadline = time.monotonic() + 10
-    while not web.started:
-        assert not future.done(), future.exception()
-        assert time.monotonic() < deadline, "the MCP server did not start"
-        time.sleep(0.02)
-    try:
+    with serving(_http503(server.streamable_http_app(), world), port, "mcp-fidelity"):
         yield world
-    finally:
-        web.should_exit = True
-        future.result(timeout=10)
-        thread.close()
 
 
 async def _search(url: str) -> Seen:

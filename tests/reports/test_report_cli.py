@@ -12,7 +12,7 @@ import pytest
 
 from flakeproxy.results import RunResult
 from tests.reports.conftest import interrupted
-from tests.runner.world import cli, world
+from tests.runner.world import cli, sigterm_mid_run, world
 
 
 def report(*args: str) -> subprocess.CompletedProcess[str]:
@@ -89,25 +89,10 @@ def test_contract_run_writes_the_reports(tmp_path: Path) -> None:
 
 
 def test_an_interrupted_contract_run_still_writes_its_reports(tmp_path: Path) -> None:
-    import os
-    import signal
-    import time
-
     results = tmp_path / "out" / "results.json"
     with world(tmp_path, delay_s=0.4) as w:
-        run = subprocess.Popen(
-            [sys.executable, "-m", "flakeproxy", "contract", "run", "-c", str(w.config)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        deadline = time.monotonic() + 60
-        while not results.exists() and time.monotonic() < deadline:  # the event: the first results.json
-            time.sleep(0.02)
-        assert results.exists(), "no results.json while running"
-        os.kill(run.pid, signal.SIGTERM)
-        _out, err = run.communicate(timeout=30)
-    assert run.returncode == 143, err
+        code, err = sigterm_mid_run(w.config, results)
+    assert code == 143, err
     assert "> **Interrupted.**" in (tmp_path / "out" / "summary.md").read_text()
     assert "<b>Interrupted.</b>" in (tmp_path / "out" / "report.html").read_text()
     assert 'type="interrupted"' in (tmp_path / "out" / "junit.xml").read_text()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from tests.runner.world import cli, world
+from tests.runner.world import cli, sigterm_mid_run, world
 from tests.support.loops import free_port
 
 
@@ -81,26 +81,11 @@ def test_node_agent_runs_through_the_same_matrix(tmp_path: Path) -> None:
 
 def test_sigterm_writes_the_results_and_stops_the_proxy(tmp_path: Path) -> None:
     """What CI cancellation and `docker stop` send: handled like Ctrl-C."""
-    import os
-    import signal
-    import sys
-
     results = tmp_path / "out" / "results.json"
     with world(tmp_path, delay_s=0.4) as w:
-        run = subprocess.Popen(
-            [sys.executable, "-m", "flakeproxy", "contract", "run", "-c", str(w.config)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        deadline = time.monotonic() + 60
-        while not results.exists() and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert results.exists(), "no results.json while running"
-        os.kill(run.pid, signal.SIGTERM)
-        _out, err = run.communicate(timeout=30)
+        code, err = sigterm_mid_run(w.config, results)
         proxy = subprocess.run(["pgrep", "-f", f" proxy -c {w.config}"], capture_output=True)
-    assert run.returncode == 143, err
+    assert code == 143, err
     assert err.strip().splitlines()[-1].startswith("error: interrupted by SIGTERM; the results so far are in")
     partial = json.loads(results.read_text())
     assert partial["complete"] is False and partial["interrupted_by"] and partial["episodes"]

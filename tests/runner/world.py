@@ -131,3 +131,25 @@ def journal(result: RunResult, cell: CellResult) -> list[dict[str, Any]]:
 
 def answers(result: RunResult, cell: CellResult) -> list[str | None]:
     return [result.episode(episode).answer for episode in cell.episodes]
+
+
+def sigterm_mid_run(config: Path, results: Path) -> tuple[int | None, str]:
+    """`flakeproxy contract run -c config`, sent SIGTERM once its first results.json is written (the event,
+    not a sleep); (its exit code, its stderr)."""
+    import os
+    import signal
+    import time
+
+    run = subprocess.Popen(
+        [sys.executable, "-m", "flakeproxy", "contract", "run", "-c", str(config)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not results.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert results.exists(), "no results.json while running"
+    os.kill(run.pid, signal.SIGTERM)
+    _out, err = run.communicate(timeout=30)
+    return run.returncode, err

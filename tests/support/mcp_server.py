@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 from tests.support.loops import LoopThread, free_port
 
@@ -19,7 +20,6 @@ class McpServer:
 
 @contextmanager
 def running_mcp_server() -> Iterator[McpServer]:
-    import uvicorn
     from mcp.server.mcpserver import MCPServer
 
     port = free_port()
@@ -38,9 +38,17 @@ def running_mcp_server() -> Iterator[McpServer]:
         state.calls["get_time"] += 1
         return "2026-11-22T10:00:00Z"
 
-    app = server.streamable_http_app()
-    web = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
-    thread = LoopThread("mcp-server")
+    with serving(server.streamable_http_app(), port, "mcp-server"):
+        yield state
+
+
+@contextmanager
+def serving(app: Any, port: int, name: str) -> Iterator[None]:
+    """An ASGI app (an MCP server's Streamable HTTP app) under uvicorn on a loopback port, in a loop thread."""
+    import uvicorn
+
+    web = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="critical", lifespan="on"))
+    thread = LoopThread(name)
     future = thread.submit(web.serve())
     deadline = time.monotonic() + 10
     while not web.started:
@@ -48,7 +56,7 @@ def running_mcp_server() -> Iterator[McpServer]:
         assert time.monotonic() < deadline, "the MCP server did not start"
         time.sleep(0.02)
     try:
-        yield state
+        yield
     finally:
         web.should_exit = True
         future.result(timeout=10)
