@@ -6,7 +6,9 @@ where there are some. With a token configured, every call needs `Authorization: 
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -26,9 +28,10 @@ from flakeproxy.addons.control_input import (
 from flakeproxy.addons.json_out import json_list_response
 from flakeproxy.config import FlakeproxyConfig, Scenario
 from flakeproxy.config.crosscheck import CrossCheckError, cross_check
-from flakeproxy.injector import Injector
+from flakeproxy.injector import FOLLOW, Cell, Injector
 from flakeproxy.journal import Journal
 
+TRACE_ID = re.compile(r"(?!0{32})[0-9a-f]{32}")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 log = logging.getLogger(__name__)
 ROUTES = [
@@ -103,6 +106,7 @@ class ControlApi:
                 "listeners": self.listeners(),
                 "scenario": scenario.name if scenario else None,
                 "open_cells": sorted(self.injector.cells),
+                "slots": self.config.proxy.slots,
             }
         )
 
@@ -122,9 +126,7 @@ class ControlApi:
         unknown = sorted(set(body) - {"name", "scenario", "seed"})
         if unknown:
             raise Problem(400, f"unknown keys {unknown}", valid=["name", "scenario", "seed"])
-        seed = body.get("seed", self.config.run.seed)
-        if not isinstance(seed, int) or isinstance(seed, bool):
-            raise Problem(400, f"seed must be an integer, got {seed!r}")
+        seed = self._seed(body)
         name = optional_str(body, "name", "a scenario of chaos_matrix")
         if body.get("scenario") is not None:
             scenario: Scenario | None = self._inline(body["scenario"])
@@ -151,16 +153,60 @@ class ControlApi:
         return scenario
 
     async def begin_cell(self, request: web.Request) -> web.Response:
+        """Open a cell: {id, label, scenario (a name, a definition, or null for calm; absent: follow the active
+        one), seed, trace_id (W3C, 32 hex), slot}."""
         body = await json_object(request)
-        unknown = sorted(set(body) - {"id", "label"})
+        keys = ["id", "label", "scenario", "seed", "trace_id", "slot"]
+        unknown = sorted(set(body) - set(keys))
         if unknown:
-            raise Problem(400, f"unknown keys {unknown}", valid=["id", "label"])
+            raise Problem(400, f"unknown keys {unknown}", valid=keys)
         label = optional_str(body, "label", "e.g. 'invariant x scenario'")
         wanted = optional_str(body, "id", "e.g. 'e12.r0'")
-        if wanted is not None and cell_id(wanted) in self.injector.cells:
-            raise Problem(409, f"cell {wanted!r} is already open; end it first or pick another id")
-        cell = self.injector.begin_cell(label, wanted)
-        return web.json_response({"id": cell.id, "label": cell.label}, status=201)
+        trace_id = optional_str(body, "trace_id", "the 32 lower-case hex digits of a W3C trace id")
+        if trace_id is not None and not TRACE_ID.fullmatch(trace_id):
+            raise Problem(400, f"trace_id must be 32 lower-case hex digits, not all zero, got {trace_id[:80]!r}")
+        slot = body.get("slot")
+        if slot is not None and (not isinstance(slot, int) or isinstance(slot, bool) or not 0 <= slot < self._slots):
+            raise Problem(400, f"slot must be an integer from 0 to {self._slots - 1}, got {slot!r}", slots=self._slots)
+        scenario = self._cell_scenario(body) if "scenario" in body else FOLLOW
+        seed = self._seed(body)
+        busy = self.injector.busy(cell_id(wanted) if wanted is not None else None, trace_id, slot)
+        if busy:
+            raise Problem(409, busy)
+        cell = self.injector.begin_cell(label, wanted, scenario=scenario, seed=seed, trace_id=trace_id, slot=slot)
+        return web.json_response(self._cell_view(cell), status=201)
+
+    @property
+    def _slots(self) -> int:
+        return max(self.config.proxy.slots, 0) or 0
+
+    @staticmethod
+    def _cell_view(cell: Cell) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": cell.id, "label": cell.label}
+        if not cell.follows:
+            out["scenario"] = (
+                cell.scenario.name if cell.scenario is not None and not isinstance(cell.scenario, str) else None
+            )
+        out.update({k: v for k, v in (("trace_id", cell.trace_id), ("slot", cell.slot)) if v is not None})
+        return out
+
+    def _seed(self, body: dict[str, Any]) -> int:
+        seed = body.get("seed", self.config.run.seed)
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            raise Problem(400, f"seed must be an integer, got {seed!r}")
+        return seed
+
+    def _cell_scenario(self, body: dict[str, Any]) -> Scenario | None:
+        value = body["scenario"]
+        if value is None:
+            return None
+        if isinstance(value, dict):
+            return self._inline(value)
+        if isinstance(value, str) and value in self.scenarios:
+            return self.scenarios[value]
+        if isinstance(value, str):
+            raise Problem(404, f"unknown scenario {value!r}", valid=sorted(self.scenarios))
+        raise Problem(400, f"scenario must be a name, a definition or null, got {json.dumps(value)[:80]}")
 
     async def end_cell(self, request: web.Request) -> web.StreamResponse:
         wanted = cell_id(request.match_info["id"])
@@ -168,7 +214,7 @@ class ControlApi:
             raise Problem(404, f"no open cell {wanted!r}", valid=sorted(self.injector.cells))
         cell = self.injector.end_cell(wanted)
         entries = [e.snapshot() for e in self.journal.for_cell(cell.id)]
-        return await json_list_response(request, {"id": cell.id, "label": cell.label}, "journal", entries)
+        return await json_list_response(request, self._cell_view(cell), "journal", entries)
 
     async def get_journal(self, request: web.Request) -> web.StreamResponse:
         query = journal_query(request.query)

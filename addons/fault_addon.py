@@ -16,14 +16,16 @@ from mitmproxy import http
 from flakeproxy.addons.client_cut import client_cutter
 from flakeproxy.addons.flow_state import FlowState, RequestPass, ResponsePass, TransformedStream
 from flakeproxy.addons.upstream_timeouts import Timeouts, UpstreamWatch
-from flakeproxy.injector import Decision, Injector
+from flakeproxy.injector import Clues, Decision, Injector
 from flakeproxy.journal import BODY_CAP_BYTES, Journal, JournalEntry, redact_headers
 from flakeproxy.wire.call import CELL_HEADER, Call, resolve
 from flakeproxy.wire.coverage import Coverage, WatchedStream
 from flakeproxy.wire.providers import provider
+from flakeproxy.wire.trace import baggage_cell, trace_id_of
 
 KEY = "flakeproxy"
 REQUEST_PASS = "flakeproxy.request"
+ATTRIBUTION = "flakeproxy.cell"
 #: The most a body rewrite buffers; a larger body goes through untouched (mitmproxy's stream_large_bodies).
 REWRITE_CAP = "16m"
 REWRITE_CAP_TEXT = "16 MiB"
@@ -40,11 +42,30 @@ class FaultAddon:
         listeners: dict[str, str],
         journal: Journal,
         timeouts: Mapping[str, Timeouts] | None = None,
+        slots: Mapping[str, int] | None = None,
     ) -> None:
         self.injector = injector
         self.listeners = listeners  # mitmproxy mode spec -> listener name
         self.journal = journal
         self.timeouts = dict(timeouts or {})  # listener name -> its upstream timeouts
+        self.slots = dict(slots or {})  # mitmproxy mode spec -> the slot its listener serves
+
+    def _slot(self, flow: http.HTTPFlow) -> int | None:
+        return self.slots.get(flow.client_conn.proxy_mode.full_spec)
+
+    def _attribute(self, flow: http.HTTPFlow) -> tuple[str | None, list[str]]:
+        """The request's cell, decided once, when its headers arrive (the cell header is removed then)."""
+        if ATTRIBUTION not in flow.metadata:
+            headers = flow.request.headers
+            clues = Clues(
+                header=headers.pop(CELL_HEADER, None),
+                trace_id=trace_id_of({"traceparent": headers.get("traceparent", "")}),
+                baggage_cell=baggage_cell({"baggage": ", ".join(headers.get_all("baggage"))}),
+                slot=self._slot(flow),
+            )
+            flow.metadata[ATTRIBUTION] = self.injector.attribute(clues)
+        attributed: tuple[str | None, list[str]] = flow.metadata[ATTRIBUTION]
+        return attributed
 
     def _listener(self, flow: http.HTTPFlow) -> str:
         return self.listeners.get(flow.client_conn.proxy_mode.full_spec, "forward")
@@ -57,14 +78,15 @@ class FaultAddon:
         )
 
     def requestheaders(self, flow: http.HTTPFlow) -> None:
-        """Stream the request body upstream unless a fault of the scenario could need it."""
-        if not self.injector.may_fault(self._call(flow, b"")):
+        """Stream the request body upstream unless a fault of the request's scenario could need it."""
+        cell, _ = self._attribute(flow)
+        if not self.injector.may_fault(self._call(flow, b""), cell):
             encoding = flow.request.headers.get("content-encoding")
             flow.request.stream = flow.metadata[REQUEST_PASS] = RequestPass(encoding)
 
     async def request(self, flow: http.HTTPFlow) -> None:
         started = time.monotonic()
-        cell, candidates = self.injector.attribute(flow.request.headers.pop(CELL_HEADER, None))
+        cell, candidates = self._attribute(flow)
         passed: RequestPass | None = flow.metadata.get(REQUEST_PASS)
         body = b"" if flow.request.stream else flow.request.get_content(strict=False) or b""
         call = self._call(flow, body)
@@ -76,6 +98,7 @@ class FaultAddon:
             cell_candidates=candidates,
             started_at=time.time(),
             listener=call.listener,
+            slot=self._slot(flow),
             targets=list(call.targets),
             method=call.method,
             url=call.url,

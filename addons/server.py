@@ -36,11 +36,22 @@ def target_specs(config: FlakeproxyConfig) -> dict[str, TargetSpec]:
 
 
 def listener_modes(config: FlakeproxyConfig) -> dict[str, str]:
-    """mitmproxy mode spec -> listener name (the forward listener is named 'forward')."""
+    """mitmproxy mode spec -> listener name (the forward listener is named 'forward'), slots' copies included."""
     modes = {f"reverse:{lst.upstream}@{lst.listen}": lst.name for lst in config.proxy.listeners}
     if config.proxy.forward:
         modes[f"regular@{config.proxy.forward}"] = "forward"
-    return modes
+    return {**modes, **{spec: name for spec, (name, _) in slot_modes(config).items()}}
+
+
+def slot_modes(config: FlakeproxyConfig) -> dict[str, tuple[str, int]]:
+    """mitmproxy mode spec -> (listener name, slot) for every slot's copy of every listener."""
+    upstreams = {lst.name: lst.upstream for lst in config.proxy.listeners}
+    out = {}
+    for k in range(config.proxy.slots):
+        for name, address in config.proxy.slot_addresses(k).items():
+            spec = f"regular@{address}" if name == "forward" else f"reverse:{upstreams[name]}@{address}"
+            out[spec] = (name, k)
+    return out
 
 
 INSECURE_WARNING = (
@@ -108,8 +119,12 @@ class ProxyServer:
                 f"control API on {self.admin} listens beyond loopback without a token; set --token or proxy.token"
             )
         self.modes = listener_modes(config)
+        self.slots = {spec: k for spec, (_, k) in slot_modes(config).items()}
         self.injector, self.journal = Injector(target_specs(config)), Journal(redactor=Redactor(config.redact))
-        self.addresses = {name: spec.rsplit("@", 1)[1] for spec, name in self.modes.items()}
+        self.addresses = {
+            f"{name}@{self.slots[spec]}" if spec in self.slots else name: spec.rsplit("@", 1)[1]
+            for spec, name in self.modes.items()
+        }
         self.api = ControlApi(config, self.injector, self.journal, self.token, lambda: dict(self.addresses))
         self._master: DumpMaster | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -136,7 +151,7 @@ class ProxyServer:
         proxy = self.config.proxy
         master.addons.add(
             ForwardTls(self.injector.targets, self.modes, proxy.intercept, proxy.resolve),
-            FaultAddon(self.injector, self.modes, self.journal, timeouts),
+            FaultAddon(self.injector, self.modes, self.journal, timeouts, self.slots),
             _Lifecycle(self.api, self.admin, on_ready),
         )
         # lazy: a fault can answer when the upstream is down; bodies a rewrite would buffer stream past the cap

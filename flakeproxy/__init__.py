@@ -4,7 +4,8 @@ from flakeproxy.config import FlakeproxyConfig, load_config, parse_config
 from flakeproxy.errors import ConfigError, FlakeproxyError, InfrastructureError
 from flakeproxy.results import RunResult
 from flakeproxy.schema import config_schema
-from flakeproxy.wire.call import CELL_HEADER, current_cell
+from flakeproxy.wire.call import CELL_HEADER, current_cell, listener_url
+from flakeproxy.wire.trace import trace_headers
 
 __version__ = "0.1.0"
 
@@ -42,8 +43,10 @@ __all__ = [
     "__version__",
     "config_schema",
     "current_cell",
+    "listener_url",
     "load_config",
     "parse_config",
     "run_ci",
     "run_contract",
+    "trace_headers",
 ]

@@ -52,16 +52,42 @@ class Decision:
         }
 
 
+#: A cell opened without a scenario of its own follows the proxy's active one (PUT /scenario).
+FOLLOW = "follow"
+
+
 @dataclass
 class Cell:
+    """One episode's slice of the proxy: its own scenario and seed (or FOLLOW), how its requests are recognised
+    (trace id, slot), and its fault counters (after_calls, times), never shared with another cell."""
+
     id: str
     label: str | None = None
+    scenario: Scenario | str | None = FOLLOW
+    seed: int = 0
+    trace_id: str | None = None
+    slot: int | None = None
     seen: dict[tuple[str, int], int] = field(default_factory=dict)
     fired: dict[tuple[str, int], int] = field(default_factory=dict)
 
+    @property
+    def follows(self) -> bool:
+        return isinstance(self.scenario, str)
+
+
+@dataclass(frozen=True)
+class Clues:
+    """What a request carries that can tie it to a cell: the cell header, W3C trace context, its listener's slot."""
+
+    header: str | None = None
+    trace_id: str | None = None
+    baggage_cell: str | None = None
+    slot: int | None = None
+
 
 class Injector:
-    """The state the proxy keeps between requests: active scenario, seed, open cells, counters."""
+    """The state the proxy keeps between requests: the active scenario, open cells (each with its own scenario
+    or following the active one), counters."""
 
     def __init__(self, targets: Mapping[str, TargetSpec]) -> None:
         self.targets = dict(targets)
@@ -75,28 +101,70 @@ class Injector:
         self.scenario, self.seed = scenario, seed
         self._shared = Cell(SHARED)
         for cell in self.cells.values():
-            cell.seen.clear()
-            cell.fired.clear()
+            if cell.follows:
+                cell.seen.clear()
+                cell.fired.clear()
 
     def reset(self) -> None:
         self.set_scenario(None, 0)
         self.cells.clear()
 
-    def begin_cell(self, label: str | None = None, cell_id: str | None = None) -> Cell:
-        cell = Cell(cell_id or f"c{next(self._ids)}", label)
+    def begin_cell(
+        self,
+        label: str | None = None,
+        cell_id: str | None = None,
+        *,
+        scenario: Scenario | str | None = FOLLOW,
+        seed: int = 0,
+        trace_id: str | None = None,
+        slot: int | None = None,
+    ) -> Cell:
+        """Open a cell; `scenario` (None: calm) makes it independent of the active scenario. The caller checks
+        that its id, trace id and slot are free (busy())."""
+        cell = Cell(cell_id or f"c{next(self._ids)}", label, scenario, seed, trace_id, slot)
         self.cells[cell.id] = cell
         return cell
+
+    def busy(self, cell_id: str | None, trace_id: str | None, slot: int | None) -> str | None:
+        """Why a cell with these could not be opened now (each may belong to one open cell), or None."""
+        for cell in self.cells.values():
+            if cell_id is not None and cell.id == cell_id:
+                return f"cell {cell_id!r} is already open; end it first or pick another id"
+            if trace_id is not None and cell.trace_id == trace_id:
+                return f"trace id {trace_id} belongs to open cell {cell.id!r}; give each episode its own trace"
+            if slot is not None and cell.slot == slot:
+                return f"slot {slot} is busy with cell {cell.id!r}; a slot runs one episode at a time"
+        return None
 
     def end_cell(self, cell_id: str) -> Cell:
         return self.cells.pop(cell_id)
 
-    def attribute(self, header: str | None) -> tuple[str | None, list[str]]:
-        """The cell a request belongs to: named by header, or the only open cell; else the candidates."""
-        if header and header in self.cells:
-            return header, []
+    def attribute(self, clues: Clues | str | None) -> tuple[str | None, list[str]]:
+        """The cell a request belongs to, exactly: named by the cell header, by its baggage or trace id, by the
+        slot its listener serves, or the only open cell; else None and the candidates (never a guess)."""
+        if not isinstance(clues, Clues):
+            clues = Clues(header=clues)
+        for named in (clues.header, clues.baggage_cell):
+            if named and named in self.cells:
+                return named, []
+        if clues.trace_id is not None:
+            for cell in self.cells.values():
+                if cell.trace_id == clues.trace_id:
+                    return cell.id, []
+        if clues.slot is not None:
+            on_slot = [c.id for c in self.cells.values() if c.slot == clues.slot]
+            return (on_slot[0], []) if on_slot else (None, [])
         if len(self.cells) == 1:
             return next(iter(self.cells)), []
         return None, sorted(self.cells)
+
+    def scenario_of(self, cell_id: str | None) -> tuple[Scenario | None, int]:
+        """The scenario and seed that decide a request of this cell (None: the shared, active one)."""
+        cell = self.cells.get(cell_id or "")
+        if cell is None or cell.follows:
+            return self.scenario, self.seed
+        assert not isinstance(cell.scenario, str)
+        return cell.scenario, cell.seed
 
     def _matches(self, fault: Fault, llm_side: bool, call: Call) -> bool:
         if fault.match_url and not fnmatch.fnmatchcase(call.url, fault.match_url):
@@ -106,8 +174,8 @@ class Injector:
             return any(fnmatch.fnmatchcase(n, fault.tool) for n in names)
         return bool(fault.match_url) or (llm_side and call.api is not None)
 
-    def _faults(self) -> list[tuple[str, int, Fault, bool]]:
-        s = self.scenario
+    @staticmethod
+    def _faults(s: Scenario | None) -> list[tuple[str, int, Fault, bool]]:
         if s is None:
             return []
         return (
@@ -116,24 +184,26 @@ class Injector:
             + [("context_attacks", i, f, isinstance(f, LLM_ATTACKS)) for i, f in enumerate(s.context_attacks)]
         )
 
-    def may_fault(self, call: Call) -> bool:
-        """Whether a fault of the active scenario could match this call, judged before its body is read.
+    def may_fault(self, call: Call, cell_id: str | None = None) -> bool:
+        """Whether a fault of the cell's scenario could match this call, judged before its body is read.
 
         A call on a listener with MCP tool targets always could: the tool is named in the body.
         """
-        if self.scenario is None:
+        scenario, _ = self.scenario_of(cell_id)
+        if scenario is None:
             return False
         if any(t.mcp_tool and t.listener == call.listener for t in self.targets.values()):
             return True
-        return any(self._matches(fault, llm_side, call) for _, _, fault, llm_side in self._faults())
+        return any(self._matches(fault, llm_side, call) for _, _, fault, llm_side in self._faults(scenario))
 
     def decide(self, call: Call, cell_id: str | None) -> Decision | None:
         """Count this call for every fault it matches; the first one that fires decides the action."""
-        if self.scenario is None:
+        scenario, run_seed = self.scenario_of(cell_id)
+        if scenario is None:
             return None
         cell = self.cells.get(cell_id or "", self._shared)
         chosen: Decision | None = None
-        for section, index, fault, llm_side in self._faults():
+        for section, index, fault, llm_side in self._faults(scenario):
             if not self._matches(fault, llm_side, call):
                 continue
             key = (section, index)
@@ -142,10 +212,10 @@ class Injector:
                 continue
             if fault.times is not None and cell.fired.get(key, 0) >= fault.times:
                 continue
-            seed = fault_seed(self.seed, self.scenario.name, section, index, n, cell.label or "")
+            seed = fault_seed(run_seed, scenario.name, section, index, n, cell.label or "")
             rng = random.Random(seed)
             if rng.random() >= fault.probability:
                 continue
             cell.fired[key] = cell.fired.get(key, 0) + 1
-            chosen = Decision(self.scenario.name, section, index, fault.kind, n, seed, fault.act(call, rng))
+            chosen = Decision(scenario.name, section, index, fault.kind, n, seed, fault.act(call, rng))
         return chosen

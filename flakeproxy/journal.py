@@ -82,6 +82,7 @@ class JournalEntry:
     request_body: str
     request_bytes: int
     fault: dict[str, Any] | None = None
+    slot: int | None = None  # the slot of listeners the request came in on (proxy.slots)
     upstream_called: bool = True
     status: int | None = None
     latency_ms: float | None = None

@@ -99,7 +99,6 @@ class CiRun(ContractRun):
         self._report_mutations(generated, cached)
         runner.pillar_scenarios[None] = CALM
         episodes = [self._mutation_episode(m) for m in generated.mutations]
-        await self._set_scenario(None)
         await self._episodes(runner, episodes, limit, len(episodes))
         await self._unattributed(episodes)
         pillar = mutation_pillar(self.config, generated.mutations, dict(self.done), generated.skipped)
@@ -142,10 +141,8 @@ class CiRun(ContractRun):
             for n, prompt in enumerate(self.config.golden_prompts)
             for r in range(self.config.run.replicas)
         ]
-        await self._set_scenario(scenario)
         await self._episodes(runner, episodes, limit, len(episodes))
         await self._unattributed(episodes)
-        await self._set_scenario(None)
         pillar = chaos_pillar(self.config, scenario, dict(self.done))
         self._write()
         return pillar

@@ -60,8 +60,23 @@ class ControlClient:
         body = {"scenario": definition, "seed": seed} if definition is not None else {"name": name, "seed": seed}
         await self.call("PUT", "/scenario", body)
 
-    async def begin(self, label: str) -> str:
-        return str((await self.call("POST", "/cells", {"label": label}))["id"])
+    async def begin(
+        self,
+        label: str,
+        scenario: str | dict[str, Any] | None = None,
+        seed: int = 0,
+        trace_id: str | None = None,
+        slot: int | None = None,
+        *,
+        own_scenario: bool = False,
+    ) -> str:
+        """Open a cell; with own_scenario, it runs `scenario` (a name of the matrix, a definition, or None for
+        calm) whatever the proxy's active scenario is, so cells of different scenarios can be open at once."""
+        body: dict[str, Any] = {"label": label}
+        if own_scenario:
+            body.update(scenario=scenario, seed=seed)
+        body.update({k: v for k, v in (("trace_id", trace_id), ("slot", slot)) if v is not None})
+        return str((await self.call("POST", "/cells", body))["id"])
 
     async def end(self, cell: str) -> list[dict[str, Any]]:
         return list((await self.call("POST", f"/cells/{cell}/end"))["journal"])

@@ -10,10 +10,10 @@ import asyncio
 import contextlib
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from flakeproxy.config import FlakeproxyConfig, Scenario
+from flakeproxy.config import FlakeproxyConfig
 from flakeproxy.config.settings import HttpMockService
 from flakeproxy.config.warnings import config_warnings, needs_attribution, shared_state
 from flakeproxy.contract import has_reset, plan_contract, resolve_paths
@@ -21,7 +21,7 @@ from flakeproxy.coverage import coverage, describe, scenario_coverage
 from flakeproxy.judging import Context, judge_scenario
 from flakeproxy.plan import STATEFUL_WARNING, Plan, plan_episodes, shard_of
 from flakeproxy.redact import Redactor
-from flakeproxy.results import Episode, RunResult, ShardInfo
+from flakeproxy.results import CellResult, Episode, RunResult, ShardInfo
 from flakeproxy.runner.agents import make_agent
 from flakeproxy.runner.agents.python import PythonAdapter
 from flakeproxy.runner.control import ControlClient
@@ -94,23 +94,24 @@ class ContractRun:
 
     def _concurrency(self) -> int:
         """Episodes overlap only when the proxy can tell their requests apart, and no check reads shared state
-        (when they cannot, the config's warnings said so at the start)."""
+        (when they cannot, the config's warnings said so at the start). Slots: one episode per slot."""
         if needs_attribution(self.config) or shared_state(self.config):
             return 1
+        if self.config.run.attribution == "slots":
+            return self.config.proxy.slots
         return self.config.run.concurrency
 
-    async def _set_scenario(self, scenario: Scenario | None) -> None:
-        if self.control:
-            inline = scenario is not None and scenario not in self.config.matrix
-            definition = scenario.model_dump(mode="json", exclude_defaults=True) if inline and scenario else None
-            await self.control.scenario(scenario.name if scenario else None, self.config.run.seed, definition)
-        if isinstance(self.agent, PythonAdapter):
-            self.agent.set_scenario(scenario, self.config.run.seed)
-
     async def _episodes(
-        self, runner: EpisodeRunner, episodes: list[Episode], limit: int, total: int, base: int | None = None
+        self,
+        runner: EpisodeRunner,
+        episodes: list[Episode],
+        limit: int,
+        total: int,
+        base: int | None = None,
+        after: Callable[[Episode], Awaitable[None]] | None = None,
     ) -> None:
-        """Run episodes, at most `limit` at once; progress counts from `base` done (default: these alone)."""
+        """Run episodes, at most `limit` at once, each under its own scenario; progress counts from `base` done
+        (default: these alone); `after` is awaited once each episode is in."""
         gate = asyncio.Semaphore(limit)
         base = len(self.done) if base is None else base
 
@@ -122,9 +123,17 @@ class ContractRun:
             self.progress(_line(len(self.done) - base, total, done))
             if self.local:
                 self.local.check_alive()
+            if after is not None:
+                await after(done)
             self._write(force=False)
 
-        await asyncio.gather(*(one(e) for e in episodes))
+        tasks = [asyncio.ensure_future(one(e)) for e in episodes]
+        try:
+            await asyncio.gather(*tasks)
+        finally:  # one episode's failure (or Ctrl-C) stops the others: no episode runs on after the run ended
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _unattributed(self, episodes: list[Episode]) -> None:
         """Requests no episode could be tied to: kept in results.json and counted on every episode that might
@@ -156,23 +165,45 @@ class ContractRun:
             self.warn(STATEFUL_WARNING)
 
     async def _scenarios(self, plan: Plan, runner: EpisodeRunner, limit: int) -> None:
+        """Run every episode of the plan (scenarios overlap: each episode carries its own), and judge each
+        scenario as soon as its episodes and the calm ones it may compare with are in; cells in matrix order."""
         groups: dict[str | None, list[Episode]] = {}
         for episode in plan.episodes:
             groups.setdefault(episode.scenario, []).append(episode)
+        waiting = {name: {e.id for e in episodes} for name, episodes in groups.items()}
         ctx = Context(self.config, self.done, plan.baselines)
-        base = len(self.done)
-        for name, episodes in groups.items():
-            scenario = self.config.scenario(name) if name is not None else None
-            await self._set_scenario(scenario)
-            await self._episodes(runner, episodes, limit, len(plan.episodes), base)
-            await self._unattributed(episodes)
-            self._stateful(plan)
-            if scenario is not None and self.shard is None:
-                note = describe(scenario_coverage(scenario, list(self.done.values()), self.result.unattributed_journal))
-                if note:
-                    self.warn(note)
-                self.result.cells += await asyncio.to_thread(judge_scenario, scenario, list(self.done.values()), ctx)
-            self._write()
+        before, judged = list(self.result.cells), {}
+        lock = asyncio.Lock()
+
+        async def after(episode: Episode) -> None:
+            waiting[episode.scenario].discard(episode.id)
+            async with lock:  # one judge at a time, in matrix order
+                for name in [n for n in groups if n is not None and n not in judged and self._ready(n, waiting)]:
+                    judged[name] = await self._judge(name, groups[name], plan, ctx)
+                    self.result.cells = before + [c for n in groups if n in judged for c in judged[n]]
+                    self._write()
+
+        await self._episodes(runner, plan.episodes, limit, len(plan.episodes), len(self.done), after)
+        await self._unattributed(plan.episodes)
+        self._stateful(plan)
+        self._write()
+
+    @staticmethod
+    def _ready(name: str, waiting: dict[str | None, set[str]]) -> bool:
+        """A scenario can be judged once its episodes are in, and the calm ones (baselines) it may compare with."""
+        return not waiting[name] and not waiting.get(None)
+
+    async def _judge(self, name: str, episodes: list[Episode], plan: Plan, ctx: Context) -> list[CellResult]:
+        await self._unattributed(episodes)
+        self._stateful(plan)
+        if self.shard is not None:
+            return []
+        scenario = self.config.scenario(name)
+        done = list(self.done.values())
+        note = describe(scenario_coverage(scenario, done, self.result.unattributed_journal))
+        if note:
+            self.warn(note)
+        return await asyncio.to_thread(judge_scenario, scenario, done, ctx)
 
     async def run(self) -> RunResult:
         """Start the proxy and the agent, run the steps, and whatever happens write the results and stop."""

@@ -7,6 +7,8 @@ before the next reset, because the state they read is gone afterwards.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,10 +18,11 @@ from flakeproxy.invariants.base import Invariant
 from flakeproxy.judging import Context, judge_episode, judges
 from flakeproxy.redact import Redactor
 from flakeproxy.results import Episode
-from flakeproxy.runner.agents.base import Agent
+from flakeproxy.runner.agents.base import Agent, Invocation
 from flakeproxy.runner.agents.python import PythonAdapter, import_object
 from flakeproxy.runner.control import ControlClient
 from flakeproxy.runner.mock import mock_call
+from flakeproxy.wire.trace import new_trace
 
 
 @dataclass
@@ -30,33 +33,76 @@ class EpisodeRunner:
     sequential: bool  # one episode at a time: mock recordings can be cleared and read per episode
     #: the scenarios of episodes outside the contract's matrix (ci pillars): None is calm
     pillar_scenarios: dict[str | None, Scenario] = field(default_factory=dict)
+    #: run.attribution: slots: the slots free now (an episode takes one, runs on its agent instance, gives it back)
+    slots: asyncio.Queue[int] | None = None
+    #: tells this run's trace ids apart from another run's on a shared sidecar
+    nonce: str = field(default_factory=lambda: os.urandom(8).hex())
+
+    def __post_init__(self) -> None:
+        if self.config.run.attribution == "slots" and self.slots is None:
+            self.slots = asyncio.Queue()
+            for k in range(self.config.proxy.slots):
+                self.slots.put_nowait(k)
 
     @property
     def has_reset(self) -> bool:
         return self.agent.has_reset or (self.config.agent is not None and self.config.agent.reset_function is not None)
 
-    async def reset(self) -> None:
+    async def reset(self, how: Invocation | None = None) -> None:
         assert self.config.agent is not None
         if self.config.agent.reset_function:
             result = import_object(self.config.agent.reset_function)()
             if asyncio.iscoroutine(result):
                 await result
         elif self.agent.has_reset:
-            await self.agent.reset()
+            await self.agent.reset(how)
+
+    def scenario_of(self, episode: Episode) -> Scenario | None:
+        """The scenario an episode runs under (its own, in the proxy: episodes of different scenarios overlap)."""
+        if episode.purpose in ("mutation", "chaos"):
+            return self.pillar_scenarios[episode.scenario]
+        return self.config.scenario(episode.scenario) if episode.scenario is not None else None
+
+    def _scenario_ref(self, scenario: Scenario | None) -> str | dict[str, Any] | None:
+        """How the control API is told the scenario: by name when the proxy's config has it, else whole."""
+        if scenario is None or scenario in self.config.matrix:
+            return scenario.name if scenario else None
+        return scenario.model_dump(mode="json", exclude_defaults=True)
+
+    def _urls(self, slot: int | None) -> dict[str, str]:
+        if slot is None:
+            return {}
+        return {name: f"http://{address}" for name, address in self.config.proxy.slot_addresses(slot).items()}
 
     def _mocks(self) -> list[HttpMockService]:
         return [s for s in self.config.services.values() if isinstance(s, HttpMockService) and s.record]
 
     async def run(self, episode: Episode) -> Episode:
-        """The episode with its answer, latency, error and journal filled in."""
-        await self.reset()
-        cell = await self.control.begin(episode.label) if self.control else episode.label
+        """The episode with its answer, latency, error and journal filled in (on a free slot, when slotted)."""
+        if self.slots is None:
+            return await self._run(episode, None)
+        slot = await self.slots.get()
+        try:
+            return await self._run(episode, slot)
+        finally:
+            self.slots.put_nowait(slot)
+
+    async def _run(self, episode: Episode, slot: int | None) -> Episode:
+        how = Invocation(slot=slot, urls=self._urls(slot))
+        await self.reset(how)
+        scenario, seed = self.scenario_of(episode), self.config.run.seed
+        trace = new_trace(episode.id, episode.label, seed, self.nonce)
+        cell = episode.label
+        if self.control:
+            ref = self._scenario_ref(scenario)
+            cell = await self.control.begin(episode.label, ref, seed, trace.trace_id, slot, own_scenario=True)
         if isinstance(self.agent, PythonAdapter):
-            self.agent.open_cell(cell, episode.label)
+            self.agent.open_cell(cell, episode.label, scenario, seed)
         if self.sequential:
             for mock in self._mocks():
                 await mock_call(mock, "reset")
-        reply = await self.agent.invoke(episode.prompt, cell)
+        how = dataclasses.replace(how, cell=cell, trace=dataclasses.replace(trace, cell=cell))
+        reply = await self.agent.invoke(episode.prompt, how)
         journal: list[dict[str, Any]] = await self.control.end(cell) if self.control else []
         if isinstance(self.agent, PythonAdapter):
             journal += self.agent.cell_journal(cell)

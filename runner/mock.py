@@ -17,6 +17,7 @@ from flakeproxy.config.settings import HttpMockService
 from flakeproxy.errors import InfrastructureError
 from flakeproxy.redact import DEFAULT, Redactor
 from flakeproxy.wire.call import CELL_HEADER
+from flakeproxy.wire.trace import baggage_cell
 
 PREFIX = "/_flakeproxy"
 
@@ -37,7 +38,8 @@ class MockService:
         body = await request.read()
         if self.config.record:
             recording = {
-                "cell": request.headers.get(CELL_HEADER),
+                "cell": request.headers.get(CELL_HEADER)
+                or baggage_cell({"baggage": request.headers.get("baggage", "")}),
                 "targets": [self.name],
                 "method": request.method,
                 "url": str(request.url),

@@ -18,6 +18,8 @@ def test_public_names() -> None:
             "load_config",
             "parse_config",
             "current_cell",
+            "listener_url",
+            "trace_headers",
             "run_ci",
             "run_contract",
             "RunResult",

@@ -17,6 +17,10 @@ def summary(config: FlakeproxyConfig) -> str:
         f"{len(config.matrix)} scenarios",
         f"{len(config.contract.invariants) if config.contract else 0} invariants",
     ]
+    if config.run.attribution == "slots":
+        parts.append(f"{config.proxy.slots} slots (one episode each at a time)")
+    elif config.run.concurrency > 1 and config.run.attribution != "none":
+        parts.append(f"{config.run.concurrency} episodes at once (attribution: {config.run.attribution})")
     return ", ".join(parts)
 
 

@@ -75,6 +75,13 @@ def parse_template(template: Any) -> Any:
         ) from None
 
 
+class HttpSlot(StrictModel):
+    """One replica of an HTTP agent, bound to one slot of the proxy's listeners."""
+
+    endpoint: HttpUrl
+    reset_endpoint: HttpUrl | None = None
+
+
 class HttpAgent(AgentBase):
     """An agent behind an HTTP endpoint; {prompt} in request_template is replaced JSON-safely."""
 
@@ -92,6 +99,11 @@ class HttpAgent(AgentBase):
     )
     headers: dict[str, str] = Field(default_factory=dict)
     reset_endpoint: HttpUrl | None = Field(None, description="POSTed before each cell to clear state.")
+    slots: list[HttpSlot] | None = Field(
+        None,
+        description="run.attribution: slots: one deployed replica per slot (each with its own sidecar port), in "
+        "slot order: its endpoint and reset_endpoint; slot k's episodes go to entry k.",
+    )
 
     @field_validator("request_template", mode="before")
     @classmethod
@@ -112,6 +124,10 @@ class HttpAgent(AgentBase):
     def _one_reset(self) -> HttpAgent:
         if self.reset_endpoint and self.reset_function:
             raise ValueError("set reset_endpoint or reset_function, not both")
+        if self.slots and bool(self.reset_endpoint) != all(s.reset_endpoint for s in self.slots):
+            raise ValueError(
+                "with reset_endpoint set, give every entry of slots its own reset_endpoint (and none without it)"
+            )
         if isinstance(self.request_template, str) and self.method in ("GET", "DELETE"):
             raise ValueError(
                 f"a text request_template is sent as the body, and method {self.method} has none; "

@@ -172,8 +172,34 @@ def _check_invariant_list(config: FlakeproxyConfig, invariants: Sequence[Invaria
             raise CrossCheckError(loc, "llm_as_judge needs base_url: here or a judge: {base_url: ...} section")
 
 
+def _check_slots(config: FlakeproxyConfig) -> None:
+    """attribution: slots needs slots of listeners, and an http agent one replica per slot."""
+    slots, agent = config.proxy.slots, config.agent
+    if config.run.attribution == "slots" and slots < 1:
+        raise CrossCheckError(
+            ("run", "attribution"),
+            "slots needs proxy.slots (how many listener sets, one per agent instance), e.g. proxy: {slots: 4}",
+            "slots",
+        )
+    http_slots = getattr(agent, "slots", None) if agent is not None else None
+    if http_slots is not None and config.run.attribution != "slots":
+        raise CrossCheckError(("agent", "slots"), "is set but run.attribution is not slots; set run.attribution: slots")
+    if http_slots is not None and len(http_slots) != slots:
+        raise CrossCheckError(
+            ("agent", "slots"),
+            f"lists {len(http_slots)} replica(s) and proxy.slots is {slots}; give one endpoint per slot",
+        )
+    if config.run.attribution == "slots" and agent is not None and agent.type == "http" and http_slots is None:
+        raise CrossCheckError(
+            ("agent", "slots"),
+            "missing: with run.attribution: slots an http agent lists one replica per slot, "
+            "e.g. slots: [{endpoint: http://127.0.0.1:8001/chat}, {endpoint: http://127.0.0.1:8002/chat}]",
+        )
+
+
 def cross_check(config: FlakeproxyConfig) -> None:
     """Raise CrossCheckError for the first cross-section problem found."""
+    _check_slots(config)
     _check_targets(config)
     _check_matrix(config)
     _check_invariants(config)

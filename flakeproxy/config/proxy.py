@@ -26,6 +26,12 @@ def split_host_port(value: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
+def shifted(address: str, by: int) -> str:
+    """HOST:PORT with the port moved by `by` (a slot's copy of a listener)."""
+    host, _, port = address.rpartition(":")
+    return f"{host}:{int(port) + by}"
+
+
 class Listener(StrictModel):
     """A reverse-proxy listener: the agent's base URL points here, and it forwards to `upstream`."""
 
@@ -39,6 +45,11 @@ class Listener(StrictModel):
         300_000,
         ge=1,
         description="No response headers by then (504), or no body bytes for that long (502, or a closed stream).",
+    )
+    slot_listen: list[HostPort] | None = Field(
+        None,
+        description="With proxy.slots: where slot 0, 1, ... of this listener listens (one address per slot); "
+        "unset: listen's port + slot x proxy.slot_port_step.",
     )
 
 
@@ -72,6 +83,16 @@ class ProxyConfig(StrictModel):
         description="Do not verify upstream TLS certificates at all. For test upstreams only; "
         "the proxy prints a warning at start.",
     )
+    slots: int = Field(
+        0,
+        ge=0,
+        le=64,
+        description="K listener sets, one per agent instance (run.attribution: slots): a request on slot k's "
+        "listeners belongs to the episode slot k runs. 0: no slots.",
+    )
+    slot_port_step: int = Field(
+        100, ge=1, le=10000, description="Slot k of a listener listens on its port + k x this (unless slot_listen)."
+    )
     resolve: dict[str, HostPort] = Field(
         default_factory=dict,
         description="For tests: connect to these loopback HOST:PORT addresses instead of resolving these host "
@@ -86,8 +107,11 @@ class ProxyConfig(StrictModel):
         for name in names:
             if names.count(name) > 1:
                 raise ValueError(f"listener name {name!r} is used twice; give each listener its own name")
+        self._check_slots()
         addresses = [listener.listen for listener in self.listeners] + [self.admin]
         addresses += [self.forward] if self.forward else []
+        for k in range(self.slots):
+            addresses += [a for a in self.slot_addresses(k).values()]
         for address in addresses:
             if addresses.count(address) > 1 and not address.endswith(":0"):
                 raise ValueError(f"address {address} is used twice; each listener needs its own port")
@@ -104,6 +128,38 @@ class ProxyConfig(StrictModel):
                 "set proxy.token (e.g. token: ${FLAKEPROXY_TOKEN}) or bind to 127.0.0.1"
             )
         return self
+
+    def _check_slots(self) -> None:
+        for listener in self.listeners:
+            if listener.slot_listen is not None and len(listener.slot_listen) != self.slots:
+                raise ValueError(
+                    f"listener {listener.name!r}: slot_listen has {len(listener.slot_listen)} address(es) and "
+                    f"proxy.slots is {self.slots}; give one address per slot"
+                )
+            if self.slots and listener.slot_listen is None and listener.listen.endswith(":0"):
+                raise ValueError(
+                    f"listener {listener.name!r} listens on port 0, so its slots cannot be placed at port + "
+                    "k x slot_port_step; give it a port or slot_listen"
+                )
+        if self.slots and self.forward and self.forward.endswith(":0"):
+            raise ValueError("the forward listener listens on port 0, so its slots cannot be placed; give it a port")
+        for k in range(self.slots):
+            for name, address in self.slot_addresses(k).items():
+                if int(address.rpartition(":")[2]) > 65535:
+                    raise ValueError(
+                        f"slot {k} of listener {name!r} would listen on {address}, past port 65535; lower "
+                        "slot_port_step or the listener's port"
+                    )
+
+    def slot_addresses(self, k: int) -> dict[str, str]:
+        """Where slot k's copy of each listener (and of the forward listener) listens: listener name -> address."""
+        out = {
+            lst.name: lst.slot_listen[k] if lst.slot_listen else shifted(lst.listen, k * self.slot_port_step)
+            for lst in self.listeners
+        }
+        if self.forward:
+            out["forward"] = shifted(self.forward, k * self.slot_port_step)
+        return out
 
 
 #: The providers' real API hosts, so a target naming one needs no `api:` (an explicit `api: null` keeps none).

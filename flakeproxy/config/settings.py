@@ -16,7 +16,8 @@ class RunConfig(StrictModel):
         1,
         ge=1,
         le=64,
-        description="Episodes of one scenario run at once; needs attribution: header (else one at a time).",
+        description="Episodes run at once (of any scenarios); needs run.attribution (else one at a time). "
+        "With attribution: slots, at most one per slot.",
     )
     replicas: int = Field(1, ge=1, le=100, description="Times each episode (prompt x scenario) runs.")
     isolation: Literal["episode", "cell"] = Field(
@@ -24,10 +25,12 @@ class RunConfig(StrictModel):
         description="episode: every invariant judges the same invocations (one paid agent run per answer); "
         "cell: each invariant x scenario cell invokes the agent itself (the spec's literal reading).",
     )
-    attribution: Literal["none", "header"] = Field(
+    attribution: Literal["none", "header", "trace", "slots"] = Field(
         "none",
         description="How the proxy ties a request to its episode when episodes overlap: header = the agent "
-        "forwards x-flakeproxy-cell on its outgoing calls; none = episodes run one at a time.",
+        "forwards x-flakeproxy-cell on its outgoing calls; trace = the agent propagates the W3C traceparent (or "
+        "baggage) the runner sends with each prompt (OpenTelemetry); slots = one agent instance per slot of "
+        "listeners (proxy.slots); none = episodes run one at a time.",
     )
     output: str = Field("flakeproxy-results", description="Folder for results.json, JUnit XML and HTML.")
     workspace: str | None = Field(

@@ -88,8 +88,9 @@ def unattributed_concurrency(config: FlakeproxyConfig) -> list[str]:
         return []
     return [
         f"run.concurrency {config.run.concurrency} ignored: episodes run one at a time, because the proxy cannot "
-        "tell overlapping episodes' requests apart; if the agent forwards the x-flakeproxy-cell header on its "
-        "outgoing calls, set run.attribution: header"
+        "tell overlapping episodes' requests apart; set run.attribution: trace (the agent propagates the W3C "
+        "traceparent, e.g. with OpenTelemetry), header (it forwards x-flakeproxy-cell) or slots (one agent "
+        "instance per slot of listeners, proxy.slots)"
     ]
 
 
@@ -115,11 +116,23 @@ def forward_proxy(config: FlakeproxyConfig) -> list[str]:
     return out
 
 
+def slot_concurrency(config: FlakeproxyConfig) -> list[str]:
+    """With slots, as many episodes run at once as there are slots, whatever run.concurrency says."""
+    slots = config.proxy.slots
+    if config.run.attribution == "slots" and config.run.concurrency not in (1, slots) and not shared_state(config):
+        return [
+            f"run.concurrency {config.run.concurrency} ignored: with run.attribution: slots, one episode runs per "
+            f"slot ({slots} at once, proxy.slots)"
+        ]
+    return []
+
+
 def config_warnings(config: FlakeproxyConfig) -> list[str]:
     """Every warning for config, one line each, in a stable order."""
     return (
         doubled_backslashes(config)
         + stream_only_faults(config)
         + unattributed_concurrency(config)
+        + slot_concurrency(config)
         + forward_proxy(config)
     )

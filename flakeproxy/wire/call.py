@@ -17,9 +17,19 @@ CELL_HEADER = "x-flakeproxy-cell"
 CURRENT_CELL: contextvars.ContextVar[str | None] = contextvars.ContextVar("flakeproxy_cell", default=None)
 
 
+#: The listener URLs of the slot a python-callable agent runs in (run.attribution: slots): name -> URL.
+CURRENT_URLS: contextvars.ContextVar[dict[str, str]] = contextvars.ContextVar("flakeproxy_urls", default={})  # noqa: B039
+
+
 def current_cell() -> str | None:
     """For a python agent: the value to send as x-flakeproxy-cell on its calls through the proxy."""
     return CURRENT_CELL.get()
+
+
+def listener_url(name: str) -> str | None:
+    """For a python agent run in slots: the URL of listener `name` in the slot of the episode it is answering
+    for (None outside a slotted run: use the listener's own address)."""
+    return CURRENT_URLS.get().get(name)
 
 
 @dataclass(frozen=True)

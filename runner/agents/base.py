@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
+
+from flakeproxy.wire.trace import TraceContext
 
 
 @dataclass(frozen=True)
@@ -16,17 +18,57 @@ class Reply:
     error: str | None = None
 
 
+@dataclass(frozen=True)
+class Invocation:
+    """What one prompt carries besides its text: the proxy cell it runs in, the trace context that ties the
+    agent's calls to it (sent as traceparent/baggage), and the slot whose agent instance and listeners run it
+    (with that slot's listener URLs, name -> URL)."""
+
+    cell: str | None = None
+    trace: TraceContext | None = None
+    slot: int | None = None
+    urls: dict[str, str] = field(default_factory=dict)
+
+    def environment(self) -> dict[str, str]:
+        """The same, for a process: FLAKEPROXY_CELL, TRACEPARENT, BAGGAGE, FLAKEPROXY_SLOT, FLAKEPROXY_URL_<NAME>."""
+        env = {"FLAKEPROXY_CELL": self.cell} if self.cell else {}
+        env.update(self.trace.environment() if self.trace else {})
+        if self.slot is not None:
+            env["FLAKEPROXY_SLOT"] = str(self.slot)
+        env.update({url_variable(name): url for name, url in self.urls.items()})
+        return env
+
+    def fill(self, text: str) -> str:
+        """{slot} and {url:NAME} (this slot's URL of listener NAME) in a command argument or variable."""
+        if self.slot is None:
+            return text
+        text = text.replace("{slot}", str(self.slot))
+        for name, url in self.urls.items():
+            text = text.replace(f"{{url:{name}}}", url)
+        return text
+
+
+def url_variable(listener: str) -> str:
+    """FLAKEPROXY_URL_<NAME>: the variable that tells a slot's agent instance where listener NAME is."""
+    return "FLAKEPROXY_URL_" + re.sub(r"[^A-Za-z0-9]", "_", listener).upper()
+
+
 class Agent(Protocol):
     @property
     def has_reset(self) -> bool: ...
 
     async def start(self) -> None: ...
 
-    async def invoke(self, prompt: str, cell: str | None = None) -> Reply: ...
+    async def invoke(self, prompt: str, how: Invocation | str | None = None) -> Reply: ...
 
-    async def reset(self) -> None: ...
+    async def reset(self, how: Invocation | None = None) -> None: ...
 
     async def close(self) -> None: ...
+
+
+def invocation(how: Invocation | str | None) -> Invocation:
+    """An Invocation from what a caller passed: one, a bare cell id, or nothing."""
+    return how if isinstance(how, Invocation) else Invocation(cell=how)
 
 
 def clip(text: str, n: int = 300) -> str:

@@ -11,7 +11,7 @@ import time
 
 from flakeproxy.config.agent import CommandAgent
 from flakeproxy.errors import InfrastructureError
-from flakeproxy.runner.agents.base import Reply, clip, telling_line
+from flakeproxy.runner.agents.base import Invocation, Reply, clip, invocation, telling_line
 
 
 class CommandAdapter:
@@ -28,15 +28,18 @@ class CommandAdapter:
     async def close(self) -> None:
         return None
 
-    async def _run(self, args: list[str], stdin: bytes | None, cell: str | None) -> tuple[int | None, bytes, bytes]:
-        env = {**os.environ, **self.config.env, **({"FLAKEPROXY_CELL": cell} if cell else {})}
+    async def _run(self, args: list[str], stdin: bytes | None, how: Invocation) -> tuple[int | None, bytes, bytes]:
+        """Run one process of the agent; with a slot, {slot} and {url:NAME} filled in and its URLs in the
+        environment (FLAKEPROXY_SLOT, FLAKEPROXY_URL_<NAME>): the slot's instance of the agent."""
+        own = {k: how.fill(v) for k, v in self.config.env.items()}
+        env = {**os.environ, **own, **how.environment()}
         try:
             process = await asyncio.create_subprocess_exec(
                 *args,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                cwd=self.config.cwd,
+                cwd=how.fill(self.config.cwd) if self.config.cwd else None,
                 env=env,
                 start_new_session=True,
             )
@@ -51,11 +54,12 @@ class CommandAdapter:
             return None, b"", b""
         return process.returncode, out, err
 
-    async def invoke(self, prompt: str, cell: str | None = None) -> Reply:
+    async def invoke(self, prompt: str, how: Invocation | str | None = None) -> Reply:
         on_stdin = self.config.prompt_on_stdin
-        args = [a.replace("{prompt}", prompt) for a in self.config.command]
+        run = invocation(how)
+        args = [run.fill(a).replace("{prompt}", prompt) for a in self.config.command]  # the prompt is never filled
         start = time.monotonic()
-        code, out, err = await self._run(args, prompt.encode() if on_stdin else b"", cell)
+        code, out, err = await self._run(args, prompt.encode() if on_stdin else b"", run)
         ms = (time.monotonic() - start) * 1000
         if code is None:
             return Reply(None, ms, f"agent command timed out after {self.config.timeout_ms} ms (process group killed)")
@@ -64,8 +68,9 @@ class CommandAdapter:
             return Reply(None, ms, f"agent command exited {code}: {clip(said)}")
         return Reply(out.decode("utf-8", errors="replace").strip(), ms)
 
-    async def reset(self) -> None:
+    async def reset(self, how: Invocation | None = None) -> None:
         assert self.config.reset_command
-        code, _out, err = await self._run(self.config.reset_command, b"", None)
+        slot = Invocation(slot=how.slot, urls=how.urls) if how else Invocation()
+        code, _out, err = await self._run([slot.fill(a) for a in self.config.reset_command], b"", slot)
         if code != 0:
             raise InfrastructureError(f"agent reset_command exited {code}: {clip(err.decode(errors='replace'))}")

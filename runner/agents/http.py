@@ -14,7 +14,7 @@ from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt,
 
 from flakeproxy.config.agent import HttpAgent, parse_response_path
 from flakeproxy.errors import InfrastructureError
-from flakeproxy.runner.agents.base import Reply, clip
+from flakeproxy.runner.agents.base import Invocation, Reply, clip, invocation
 from flakeproxy.wire.call import CELL_HEADER
 from flakeproxy.wire.sse import SseParser
 
@@ -69,9 +69,17 @@ class HttpAdapter:
         if self.session is not None:
             await self.session.close()
 
-    async def reset(self) -> None:
+    def _endpoints(self, how: Invocation | None) -> tuple[str, str | None]:
+        """The endpoint and reset endpoint of the replica that runs this invocation (its slot's, if slotted)."""
+        if how is not None and how.slot is not None and self.config.slots:
+            replica = self.config.slots[how.slot]
+            return replica.endpoint, replica.reset_endpoint
+        return self.config.endpoint, self.config.reset_endpoint
+
+    async def reset(self, how: Invocation | None = None) -> None:
         """POST the reset endpoint; a refused connection is waited for (infrastructure), an error status is not."""
-        assert self.session is not None and self.config.reset_endpoint
+        _, where = self._endpoints(how)
+        assert self.session is not None and where
         try:
             async for attempt in AsyncRetrying(
                 stop=stop_after_attempt(5),
@@ -80,18 +88,21 @@ class HttpAdapter:
                 reraise=True,
             ):
                 with attempt:
-                    async with self.session.post(self.config.reset_endpoint) as response:
+                    async with self.session.post(where) as response:
                         if response.status >= 400:
                             body = clip(await response.text())
-                            where = self.config.reset_endpoint
                             raise InfrastructureError(f"agent reset {where} answered HTTP {response.status}: {body}")
         except aiohttp.ClientError as e:
-            raise InfrastructureError(f"agent reset {self.config.reset_endpoint} unreachable: {e}") from e
+            raise InfrastructureError(f"agent reset {where} unreachable: {e}") from e
 
-    async def invoke(self, prompt: str, cell: str | None = None) -> Reply:
+    async def invoke(self, prompt: str, how: Invocation | str | None = None) -> Reply:
         assert self.session is not None
+        run = invocation(how)
+        endpoint, _ = self._endpoints(run)
         body = fill(self.config.request_template, prompt)
-        headers = {**self.config.headers, **({CELL_HEADER: cell} if cell else {})}
+        # the trace context goes first: a traceparent the user configured wins, as the agent's own would
+        headers = {**(run.trace.headers() if run.trace else {}), **self.config.headers}
+        headers.update({CELL_HEADER: run.cell} if run.cell else {})
         kwargs: dict[str, Any] = {"params": body} if self.config.method in ("GET", "DELETE") else {"json": body}
         if isinstance(self.config.request_template, str):  # a text template: the filled text is the body
             kwargs = {"data": body.encode()}
@@ -99,9 +110,7 @@ class HttpAdapter:
                 headers["content-type"] = "text/plain; charset=utf-8"
         start = time.monotonic()
         try:
-            async with self.session.request(
-                self.config.method, self.config.endpoint, headers=headers, **kwargs
-            ) as response:
+            async with self.session.request(self.config.method, endpoint, headers=headers, **kwargs) as response:
                 kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
                 raw = await response.read()
                 ms = (time.monotonic() - start) * 1000
@@ -114,7 +123,7 @@ class HttpAdapter:
             return Reply(None, (time.monotonic() - start) * 1000, f"agent timed out after {self.config.timeout_ms} ms")
         except aiohttp.ClientConnectorError as e:
             # nothing accepted the connection: the agent is not there, the run cannot go on
-            raise InfrastructureError(f"agent {self.config.endpoint} unreachable: {e}") from e
+            raise InfrastructureError(f"agent {endpoint} unreachable: {e}") from e
         except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as e:
             # connected and sent, then the agent hung up, reset or cut its answer: this cell's agent error
             return Reply(None, (time.monotonic() - start) * 1000, f"agent closed the connection mid-request: {e}")

@@ -18,10 +18,12 @@ from flakeproxy.config.agent import PythonAgent
 from flakeproxy.config.scenario import Scenario
 from flakeproxy.errors import ConfigError
 from flakeproxy.injector import Injector
-from flakeproxy.runner.agents.base import Reply
+from flakeproxy.runner.agents.base import Invocation, Reply, invocation
+from flakeproxy.runner.agents.otel import otel_context
 from flakeproxy.wire.action import Action
-from flakeproxy.wire.call import CURRENT_CELL, Call, TargetSpec
+from flakeproxy.wire.call import CURRENT_CELL, CURRENT_URLS, Call, TargetSpec
 from flakeproxy.wire.coverage import Coverage
+from flakeproxy.wire.trace import CURRENT_TRACE
 
 
 class ToolFaultError(RuntimeError):
@@ -181,31 +183,39 @@ class PythonAdapter:
     def cell_journal(self, cell: str) -> list[dict[str, Any]]:
         return [e for e in self.journal if e["cell"] == cell]
 
-    def open_cell(self, cell: str, label: str) -> None:
-        """Fault counters (after_calls, times) per episode; label seeds its decisions as in the proxy."""
+    def open_cell(self, cell: str, label: str, scenario: Scenario | None = None, seed: int = 0) -> None:
+        """The episode's own scenario for the wrapped tools, fault counters (after_calls, times) per episode;
+        label seeds its decisions as in the proxy."""
         assert self.injector is not None
         self.injector.cells.pop(cell, None)
-        self.injector.begin_cell(label=label, cell_id=cell)
+        self.injector.begin_cell(label=label, cell_id=cell, scenario=scenario, seed=seed)
 
-    async def invoke(self, prompt: str, cell: str | None = None) -> Reply:
+    async def invoke(self, prompt: str, how: Invocation | str | None = None) -> Reply:
         assert self.fn is not None
         assert self.injector is not None
+        run = invocation(how)
+        cell = run.cell
         if cell is not None and cell not in self.injector.cells:
             self.injector.begin_cell(label=cell, cell_id=cell)  # counters (after_calls, times) per cell
-        CURRENT_CELL.set(cell)  # copied into the worker thread's context by asyncio.to_thread
+        # copied into the worker thread's context by asyncio.to_thread (and into the task of an async agent)
+        CURRENT_CELL.set(cell)
+        CURRENT_TRACE.set(run.trace)
+        CURRENT_URLS.set(dict(run.urls))
         start = time.monotonic()
         try:
-            if inspect.iscoroutinefunction(self.fn):
-                result = await asyncio.wait_for(self.fn(prompt), self.config.timeout_ms / 1000)
-            else:
-                result = await asyncio.wait_for(asyncio.to_thread(self.fn, prompt), self.config.timeout_ms / 1000)
+            with otel_context(run.trace):
+                if inspect.iscoroutinefunction(self.fn):
+                    result = await asyncio.wait_for(self.fn(prompt), self.config.timeout_ms / 1000)
+                else:
+                    call = asyncio.to_thread(self.fn, prompt)
+                    result = await asyncio.wait_for(call, self.config.timeout_ms / 1000)
         except TimeoutError:
             return Reply(None, (time.monotonic() - start) * 1000, f"agent timed out after {self.config.timeout_ms} ms")
         except Exception as e:  # the agent's own exception is its error outcome, with its message
             return Reply(None, (time.monotonic() - start) * 1000, f"agent raised {type(e).__name__}: {e}")
         return Reply(result if isinstance(result, str) else json.dumps(result), (time.monotonic() - start) * 1000)
 
-    async def reset(self) -> None:
+    async def reset(self, how: Invocation | None = None) -> None:
         return None
 
     async def close(self) -> None:

@@ -86,7 +86,7 @@ def test_concurrency_without_attribution_runs_one_at_a_time_and_says_why(tmp_pat
         out = cli(w.config)
         assert w.agent.max_inflight == 1
     warnings = [line for line in out.stderr.splitlines() if "run.concurrency 4 ignored" in line]
-    assert len(warnings) == 1 and "run.attribution: header" in warnings[0], out.stderr
+    assert len(warnings) == 1 and "set run.attribution: trace" in warnings[0], out.stderr
     data = json.loads((tmp_path / "out" / "results.json").read_text())
     assert data["cells"][0]["outcome"] == "pass" and out.returncode == 0
     for episode in data["episodes"]:  # every episode's journal is its own, none empty
