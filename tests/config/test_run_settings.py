@@ -57,7 +57,7 @@ def test_contract_validate_rejects_what_contract_run_would(tmp_path: Path) -> No
 @pytest.mark.parametrize(
     ("run", "extra", "says"),
     [
-        ("run: {concurrency: 4}\n", "", "run.attribution: header"),
+        ("run: {concurrency: 4}\n", "", "set run.attribution: trace"),
         ("run: {concurrency: 4, attribution: header}\n", "", None),
         (
             "run: {concurrency: 4, attribution: header}\n",
