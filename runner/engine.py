@@ -16,7 +16,7 @@ from pathlib import Path
 
 from flakeproxy.config import FlakeproxyConfig
 from flakeproxy.config.settings import HttpMockService
-from flakeproxy.config.warnings import config_warnings, needs_attribution, shared_state
+from flakeproxy.config.warnings import attribution_fix, config_warnings, needs_attribution, shared_state
 from flakeproxy.contract import has_reset, plan_contract, resolve_paths
 from flakeproxy.coverage import coverage, describe, scenario_coverage
 from flakeproxy.judging import Context, judge_scenario
@@ -160,8 +160,8 @@ class ContractRun:
             self._warned_loose = True
             self.warn(
                 "warning: proxied requests could not be attributed to an episode (sent while no episode, or "
-                "several, were open: does the agent forward x-flakeproxy-cell?); the journal checks of the "
-                "episodes concerned are ERROR; results.json counts them (unattributed_requests)"
+                f"several, were open, with nothing naming theirs): {attribution_fix(self.config)}; the journal "
+                "checks of the episodes concerned are ERROR; results.json counts them (unattributed_requests)"
             )
 
     def _stateful(self, plan: Plan) -> None:
@@ -207,7 +207,9 @@ class ContractRun:
             return []
         scenario = self.config.scenario(name)
         done = self._in_plan_order()  # verdicts in plan order, as at concurrency 1
-        note = describe(scenario_coverage(scenario, done, self.result.unattributed_journal))
+        note = describe(
+            scenario_coverage(scenario, done, self.result.unattributed_journal), attribution_fix(self.config)
+        )
         if note:
             self.warn(note)
         return await asyncio.to_thread(judge_scenario, scenario, done, ctx)

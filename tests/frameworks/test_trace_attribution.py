@@ -79,7 +79,12 @@ def contract_run(tmp_path: Path, name: str, config: dict[str, Any]) -> Run:
 def verdicts(run: Run) -> list[tuple[str, str, str, list[tuple[str, int, str]]]]:
     """Every cell's outcome and its per-episode verdicts, in matrix order."""
     return [
-        (c["invariant"], c["scenario"], c["outcome"], [(v["prompt"], v["replica"], v["outcome"]) for v in c["verdicts"]])
+        (
+            c["invariant"],
+            c["scenario"],
+            c["outcome"],
+            [(v["prompt"], v["replica"], v["outcome"]) for v in c["verdicts"]],
+        )
         for c in run.results["cells"]
     ]
 
