@@ -11,6 +11,8 @@ reported unattributed, never guessed."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 import urllib.request
@@ -181,3 +183,86 @@ def test_agent_that_does_not_propagate_gets_its_requests_reported_unattributed(
                 verdict = judged[episode_id]
                 assert verdict["outcome"] == "error" and "could not be attributed" in verdict["reason"], verdict
                 assert "traceparent" in verdict["reason"], verdict
+
+
+def small_config(
+    proxy: dict[str, Any], agent: dict[str, Any], concurrency: int, chaos: str = "quote-tool-down"
+) -> dict[str, Any]:
+    """Calm and one scenario, two prompts, the example's targets; one answer check, one journal check."""
+    config = example_config()
+    config.update(proxy=proxy, agent=agent, golden_prompts=PROMPTS)
+    config["contract"]["invariants"] = [
+        {"id": "cite-source", "type": "regex", "pattern": "(?i)(source|according to)", "severity": "critical"},
+        {"id": "few-retries", "type": "retries_after_fault", "target": "quote_api", "max": 2},
+    ]
+    config["chaos_matrix"] = [s for s in config["chaos_matrix"] if s["name"] in ("no-chaos", chaos)]
+    config["run"] = {"seed": 7, "concurrency": concurrency, "attribution": "trace"}
+    return config
+
+
+def assert_tool_down_reached_its_episodes(run: Run) -> None:
+    for episode in run.results["episodes"]:
+        quotes = [j["status"] for j in episode["journal"] if "/v1/quotes" in j["url"]]
+        assert quotes == ([503] if episode["scenario"] == "quote-tool-down" else [200]), episode
+
+
+@pytest.mark.timeout(120)
+def test_python_agent_with_instrumented_clients_is_attributed_with_no_code_change(tmp_path: Path) -> None:
+    shutil.copyfile(AGENT.with_name("otel_python_agent.py"), tmp_path / "otel_python_agent.py")
+    stats = tmp_path / "max_in_flight"
+    with world() as upstream:
+        proxy, env = proxy_section(upstream)
+        os.environ.update({**env, "STATS_FILE": str(stats)})  # the agent runs inside the flakeproxy process
+        try:
+            agent = {"type": "python", "callable": "otel_python_agent:ask", "timeout_ms": 20000}
+            # tool faults on a python agent are for the tools it names; this one's tool is on the wire
+            run = contract_run(tmp_path, "python", small_config(proxy, agent, 4, "llm-rate-limited"))
+        finally:
+            for name in (*env, "STATS_FILE"):
+                os.environ.pop(name)
+    assert run.returncode == 1, run.stdout + run.stderr[-2000:]  # the 429 broke cite-source
+    # 4 in the matrix and the calm stateful check (no reset: the run compares two calm answers)
+    assert len(run.results["episodes"]) == 5 and int(stats.read_text()) >= 2  # the asks overlapped
+    assert_each_request_is_its_episodes(run)
+    for episode in run.results["episodes"]:  # the 429 reached the rate-limited episodes, and only those
+        limited = episode["scenario"] == "llm-rate-limited"
+        assert episode["answer"].endswith("HTTP 429") == limited, episode
+    assert run.cell("cite-source", "llm-rate-limited")["outcome"] == "fail"
+    assert run.cell("cite-source", "no-chaos")["outcome"] == "pass"
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("baggage", [False, True], ids=["traceparent", "traceparent-and-baggage"])
+def test_command_agent_that_sends_its_traceparent_is_attributed(tmp_path: Path, baggage: bool) -> None:
+    script = AGENT.with_name("traceparent_command.py")
+    with world() as upstream:
+        proxy, env = proxy_section(upstream)
+        env["SEND_BAGGAGE"] = "1" if baggage else "0"
+        agent = {"type": "command", "command": [sys.executable, str(script), "{prompt}"], "env": env}
+        run = contract_run(tmp_path, "command", small_config(proxy, agent, 4))
+    assert run.returncode == 1, run.stdout + run.stderr[-2000:]  # its answer without the quote cites nothing
+    assert run.results["unattributed_requests"] == 0
+    traces = set()
+    for episode in run.results["episodes"]:
+        (entry,) = episode["journal"]
+        assert entry["cell"] == episode["cell_id"] and episode["answer"].startswith(episode["prompt"])
+        traces.add(trace_ids(entry))
+        assert ("baggage" in {k.lower() for k in entry["request_headers"]}) == baggage
+    assert len(traces) == len(run.results["episodes"]) == 5  # and the calm stateful check (no reset_command)
+    assert_tool_down_reached_its_episodes(run)
+
+
+@pytest.mark.timeout(120)
+def test_openai_sdk_agent_that_injects_the_trace_context_is_attributed(tmp_path: Path) -> None:
+    """The openai SDK's own HTTP client is not patched by the httpx instrumentation: the agent passes
+    extra_headers built with opentelemetry.propagate.inject; its aiohttp server is instrumented."""
+    with world() as upstream:
+        proxy, env = proxy_section(upstream)
+        with served_agent("openai", "otel", env) as url:
+            agent = {**example_config()["agent"], "endpoint": f"{url}/ask", "reset_endpoint": f"{url}/reset"}
+            run = contract_run(tmp_path, "openai", small_config(proxy, agent, 4))
+            at_once = agent_stats(url)
+    assert run.returncode == 0, run.stdout + run.stderr[-2000:]
+    assert at_once["asks"] == 4 and at_once["max_in_flight"] >= 2, at_once
+    assert_each_request_is_its_episodes(run)
+    assert_tool_down_reached_its_episodes(run)
