@@ -59,14 +59,15 @@ def coverage(
     return [scenario_coverage(s, episodes, unattributed) for s in config.matrix]
 
 
-def describe(cov: ScenarioCoverage) -> str | None:
-    """A warning line for a chaos scenario that injected nothing, or one of whose faults never applied."""
+def describe(cov: ScenarioCoverage, fix: str = "forward x-flakeproxy-cell") -> str | None:
+    """A warning line for a chaos scenario that injected nothing, or one of whose faults never applied (`fix`:
+    how the agent's requests become attributable, when some were not)."""
     if not cov.chaos or not cov.episodes:
         return None
     if cov.applied == 0 and cov.unattributed:
         return (
             f"warning: scenario {cov.scenario}: its episodes' requests could not be attributed "
-            f"({cov.unattributed}), so whether its faults reached the agent is unknown; forward x-flakeproxy-cell"
+            f"({cov.unattributed}), so whether its faults reached the agent is unknown; {fix}"
         )
     if cov.applied == 0:
         reasons = sorted({r for f in cov.faults for r in f.not_applied_reasons})

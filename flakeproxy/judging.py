@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flakeproxy.config import FlakeproxyConfig, Scenario
+from flakeproxy.config.warnings import ATTRIBUTION_FIX, attribution_fix
 from flakeproxy.invariants.base import Invariant
 from flakeproxy.plan import prompts_of
 from flakeproxy.replicas import aggregate_replicas, pass_at_k, pass_hat_k
@@ -70,7 +71,7 @@ def _verdict(invariant: Invariant, episode: Episode, ctx: Context) -> Verdict:
         return Verdict(
             "error",
             f"{episode.unattributed} request(s) seen during this episode could not be attributed to it; "
-            "forward x-flakeproxy-cell from the agent (run.attribution: header) or run episodes one at a time",
+            f"{attribution_fix(ctx.config)}",
         )
     verdict = invariant.evaluate(observe(episode, ctx))
     return negated(verdict) if invariant.negate else verdict
@@ -128,8 +129,11 @@ def cell_result(invariant: Invariant, scenario: Scenario, outcome: Outcome, reas
     )
 
 
-def uncovered(invariant: Invariant, scenario: Scenario, episodes: list[Episode]) -> str | None:
-    """Why a chaos-conditioned cell cannot be judged: none of the faults its `when` is about applied."""
+def uncovered(
+    invariant: Invariant, scenario: Scenario, episodes: list[Episode], fix: str = ATTRIBUTION_FIX["header"]
+) -> str | None:
+    """Why a chaos-conditioned cell cannot be judged: none of the faults its `when` is about applied (`fix`:
+    how the agent's requests become attributable, when some were not)."""
     sections = SECTIONS_FOR.get(invariant.when)
     if sections is None or not episodes:
         return None
@@ -140,7 +144,7 @@ def uncovered(invariant: Invariant, scenario: Scenario, episodes: list[Episode])
     if loose:
         return (
             f"{loose} request(s) of these episodes could not be attributed to them, so whether the faults of "
-            f"{scenario.name} reached them is unknown; forward x-flakeproxy-cell (run.attribution: header)"
+            f"{scenario.name} reached them is unknown; {fix}"
         )
     why = sorted({str(f.get("not_applied_reason")) for f in faults if f.get("not_applied_reason")})
     detail = f" (decided {len(faults)} time(s), applied 0{': ' + '; '.join(why) if why else ''})" if faults else ""
@@ -156,7 +160,7 @@ def judge_cell(invariant: Invariant, scenario: Scenario, episodes: list[Episode]
     verdicts = [judge_episode(invariant, e, ctx) for e in mine]
     ids = [e.id for e in mine]
     applied = [f for e in mine for f in e.faults()]
-    why = uncovered(invariant, scenario, mine)
+    why = uncovered(invariant, scenario, mine, attribution_fix(ctx.config))
     if why:
         return cell_result(invariant, scenario, "error", why, episodes=ids, verdicts=verdicts, faults_injected=applied)
     return _replicas(invariant, scenario, verdicts, ctx.config, episodes=ids, faults_injected=applied)

@@ -100,7 +100,7 @@ class CiRun(ContractRun):
         runner.pillar_scenarios[None] = CALM
         episodes = [self._mutation_episode(m) for m in generated.mutations]
         await self._episodes(runner, episodes, limit, len(episodes))
-        await self._unattributed(episodes)
+        await self._unattributed()
         pillar = mutation_pillar(self.config, generated.mutations, dict(self.done), generated.skipped)
         self._write()
         return pillar
@@ -142,7 +142,7 @@ class CiRun(ContractRun):
             for r in range(self.config.run.replicas)
         ]
         await self._episodes(runner, episodes, limit, len(episodes))
-        await self._unattributed(episodes)
+        await self._unattributed()
         pillar = chaos_pillar(self.config, scenario, dict(self.done))
         self._write()
         return pillar

@@ -10,12 +10,13 @@ import asyncio
 import contextlib
 import sys
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from flakeproxy.config import FlakeproxyConfig
 from flakeproxy.config.settings import HttpMockService
-from flakeproxy.config.warnings import config_warnings, needs_attribution, shared_state
+from flakeproxy.config.warnings import attribution_fix, config_warnings, needs_attribution, shared_state
 from flakeproxy.contract import has_reset, plan_contract, resolve_paths
 from flakeproxy.coverage import coverage, describe, scenario_coverage
 from flakeproxy.judging import Context, judge_scenario
@@ -62,6 +63,7 @@ class ContractRun:
         self.done: dict[str, Episode] = {}
         self._written = 0.0
         self._loose_seen: set[int] = set()
+        self._loose_by_cell: Counter[str] = Counter()  # cell id -> unattributed requests it may have made
         self._warned_loose = False
 
     def warn(self, line: str) -> None:
@@ -70,7 +72,7 @@ class ContractRun:
 
     def _write(self, force: bool = True) -> None:
         if force or time.monotonic() - self._written >= WRITE_EVERY_S:
-            self.result.episodes = sorted(self.done.values(), key=lambda e: int(e.id[1:]))
+            self.result.episodes = self._in_plan_order()
             write(self.result, self.output)
             self._written = time.monotonic()
 
@@ -135,26 +137,31 @@ class ContractRun:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def _unattributed(self, episodes: list[Episode]) -> None:
+    def _in_plan_order(self) -> list[Episode]:
+        """The episodes done so far in plan order (e1, e2, ...), whatever order they finished in."""
+        return sorted(self.done.values(), key=lambda e: int(e.id[1:]))
+
+    async def _unattributed(self) -> None:
         """Requests no episode could be tied to: kept in results.json and counted on every episode that might
-        have made them (their journal checks then say so instead of judging an incomplete journal)."""
+        have made them (their journal checks then say so instead of judging an incomplete journal). Episodes
+        of every scenario overlap, so a request counts on each candidate, whether it finished yet or not."""
         if self.control is None:
             return
         loose = [e for e in await self.control.unattributed() if e.get("seq", 0) not in self._loose_seen]
         self._loose_seen.update(e.get("seq", 0) for e in loose)
         redactor = Redactor(self.config.redact)
-        by_cell = {self.done[e.id].cell_id: e.id for e in episodes if e.id in self.done}
         for entry in loose:
-            for episode_id in {by_cell[c] for c in entry.get("cell_candidates") or [] if c in by_cell}:
-                self.done[episode_id].unattributed += 1
+            self._loose_by_cell.update(set(entry.get("cell_candidates") or []))
+        for episode in self.done.values():
+            episode.unattributed = self._loose_by_cell[episode.cell_id or ""]
         self.result.unattributed_journal += [redactor.entry(e) for e in loose]
         self.result.unattributed_requests += len(loose)
         if loose and not self._warned_loose:
             self._warned_loose = True
             self.warn(
                 "warning: proxied requests could not be attributed to an episode (sent while no episode, or "
-                "several, were open: does the agent forward x-flakeproxy-cell?); the journal checks of the "
-                "episodes concerned are ERROR; results.json counts them (unattributed_requests)"
+                f"several, were open, with nothing naming theirs): {attribution_fix(self.config)}; the journal "
+                "checks of the episodes concerned are ERROR; results.json counts them (unattributed_requests)"
             )
 
     def _stateful(self, plan: Plan) -> None:
@@ -179,12 +186,12 @@ class ContractRun:
             waiting[episode.scenario].discard(episode.id)
             async with lock:  # one judge at a time, in matrix order
                 for name in [n for n in groups if n is not None and n not in judged and self._ready(n, waiting)]:
-                    judged[name] = await self._judge(name, groups[name], plan, ctx)
+                    judged[name] = await self._judge(name, plan, ctx)
                     self.result.cells = before + [c for n in groups if n in judged for c in judged[n]]
                     self._write()
 
         await self._episodes(runner, plan.episodes, limit, len(plan.episodes), len(self.done), after)
-        await self._unattributed(plan.episodes)
+        await self._unattributed()
         self._stateful(plan)
         self._write()
 
@@ -193,14 +200,16 @@ class ContractRun:
         """A scenario can be judged once its episodes are in, and the calm ones (baselines) it may compare with."""
         return not waiting[name] and not waiting.get(None)
 
-    async def _judge(self, name: str, episodes: list[Episode], plan: Plan, ctx: Context) -> list[CellResult]:
-        await self._unattributed(episodes)
+    async def _judge(self, name: str, plan: Plan, ctx: Context) -> list[CellResult]:
+        await self._unattributed()
         self._stateful(plan)
         if self.shard is not None:
             return []
         scenario = self.config.scenario(name)
-        done = list(self.done.values())
-        note = describe(scenario_coverage(scenario, done, self.result.unattributed_journal))
+        done = self._in_plan_order()  # verdicts in plan order, as at concurrency 1
+        note = describe(
+            scenario_coverage(scenario, done, self.result.unattributed_journal), attribution_fix(self.config)
+        )
         if note:
             self.warn(note)
         return await asyncio.to_thread(judge_scenario, scenario, done, ctx)
@@ -242,7 +251,7 @@ class ContractRun:
             self._score()
 
     def _score(self) -> None:
-        self.result.coverage = coverage(self.config, list(self.done.values()), self.result.unattributed_journal)
+        self.result.coverage = coverage(self.config, self._in_plan_order(), self.result.unattributed_journal)
         self.result.score = score_contract(self.config, self.result.cells, self.result.coverage)
 
     async def _stop(self) -> None:

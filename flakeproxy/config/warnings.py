@@ -72,6 +72,22 @@ def needs_attribution(config: FlakeproxyConfig) -> bool:
     return config.run.concurrency > 1 and config.run.attribution == "none" and (on_the_wire or mocks)
 
 
+ATTRIBUTION_FIX = {
+    "none": "send no requests between episodes, or tell the proxy whose they are (run.attribution: header, trace "
+    "or slots)",
+    "header": "forward x-flakeproxy-cell from the agent on every LLM and tool call (run.attribution: header)",
+    "trace": "propagate the traceparent the runner sends to every LLM and tool call (run.attribution: trace; "
+    "OpenTelemetry instrumentation of the agent's HTTP server and clients, or propagate.inject for a client it "
+    "does not patch, such as the openai SDK's own)",
+    "slots": "point each slot's agent instance at its own slot's listeners only (run.attribution: slots)",
+}
+
+
+def attribution_fix(config: FlakeproxyConfig) -> str:
+    """How the agent's requests become attributable, for the run's attribution mode (one clause)."""
+    return ATTRIBUTION_FIX[config.run.attribution]
+
+
 def shared_state(config: FlakeproxyConfig) -> list[str]:
     """Invariants that read the workspace or a service: overlapping episodes would share what they read."""
     return [i.id for i in (config.contract.invariants if config.contract else []) if i.reads_state]
