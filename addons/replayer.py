@@ -72,15 +72,16 @@ class Replayer:
         headers = flow.request.headers.items(multi=True)
         exchange = replay.matcher.match(entry.listener, entry.targets, entry.method, entry.url, headers, body)
         if exchange is None:
-            self._unmatched(flow, replay, entry.url, entry.targets or [f"listener {entry.listener}"])
+            self._unmatched(flow, replay, entry.url, entry.targets, entry.listener)
             return
         replay.served += 1
         token = self.upstream.register(exchange, options.speed, state.started)
         flow.request.scheme, flow.request.host, flow.request.port = "http", "127.0.0.1", self.upstream.port
         flow.request.headers[REPLAY_HEADER] = token
 
-    def _unmatched(self, flow: http.HTTPFlow, replay: CellReplay, url: str, targets: list[str]) -> None:
-        what = f"{flow.request.method} {self.redactor.url(url)} (target {', '.join(targets)})"
+    def _unmatched(self, flow: http.HTTPFlow, replay: CellReplay, url: str, targets: list[str], listener: str) -> None:
+        where = f"target {', '.join(targets)}" if targets else f"no target; listener {listener}"
+        what = f"{flow.request.method} {self.redactor.url(url)} ({where})"
         replay.unmatched.append(what)
         policy = replay.plan.options.unmatched
         if policy == "forward":

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from flakeproxy.config import FlakeproxyConfig, Scenario
 from flakeproxy.config.settings import HttpMockService
@@ -22,6 +22,14 @@ from flakeproxy.runner.control import ControlClient
 from flakeproxy.runner.mock import mock_call
 
 
+class EpisodeHook(Protocol):
+    """Something done around each episode in the proxy (replay a session, record one)."""
+
+    async def begun(self, episode: Episode, cell: str) -> None: ...
+
+    async def ended(self, episode: Episode) -> None: ...
+
+
 @dataclass
 class EpisodeRunner:
     config: FlakeproxyConfig
@@ -30,6 +38,7 @@ class EpisodeRunner:
     sequential: bool  # one episode at a time: mock recordings can be cleared and read per episode
     #: the scenarios of episodes outside the contract's matrix (ci pillars): None is calm
     pillar_scenarios: dict[str | None, Scenario] = field(default_factory=dict)
+    hooks: list[EpisodeHook] = field(default_factory=list)  # called after the cell opens and once it closed
 
     @property
     def has_reset(self) -> bool:
@@ -53,6 +62,8 @@ class EpisodeRunner:
         cell = await self.control.begin(episode.label) if self.control else episode.label
         if isinstance(self.agent, PythonAdapter):
             self.agent.open_cell(cell, episode.label)
+        for hook in self.hooks:
+            await hook.begun(episode, cell)
         if self.sequential:
             for mock in self._mocks():
                 await mock_call(mock, "reset")
@@ -73,6 +84,8 @@ class EpisodeRunner:
                 "journal": [redactor.entry(e) for e in sorted(journal, key=lambda e: e.get("started_at", 0))],
             }
         )
+        for hook in self.hooks:
+            await hook.ended(done)
         return await self._judge_state(done)
 
     def _state_checks(self, episode: Episode) -> list[Invariant]:

@@ -1,0 +1,83 @@
+"""Acceptance: record the demo's careful agent, replay it with the upstreams idle or stopped, change it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from flakeproxy.config import load_config
+from flakeproxy.results import RunResult
+from flakeproxy.runner.engine import run_contract_async
+from flakeproxy.runner.replay import run_replay_async
+from tests.replay.demo_world import PROMPTS, Counter, DemoWorld, counting_upstream, new_world, serving
+from tests.support.loops import LoopThread
+
+
+@pytest.fixture(scope="module")
+def thread() -> Iterator[LoopThread]:
+    loop = LoopThread("demo-world")
+    yield loop
+    loop.close()
+
+
+@pytest.fixture(scope="module")
+def recorded(thread: LoopThread, tmp_path_factory: pytest.TempPathFactory) -> tuple[DemoWorld, Path, RunResult]:
+    """The careful agent's contract run for 2 prompts, recorded into sessions/ (upstreams stopped after)."""
+    folder = tmp_path_factory.mktemp("record")
+    world, counter = new_world(thread), Counter([])
+    with serving(thread, counting_upstream(counter), world.upstream_port), serving(thread, world.agent()) as agent:
+        path = world.config(folder, agent)
+        result = asyncio.run(
+            run_contract_async(load_config(path), str(path), folder / "out", record=folder / "sessions")
+        )
+    assert counter.requests, "the recording run reached no upstream"
+    return world, folder / "sessions", result
+
+
+def replay(world: DemoWorld, folder: Path, sessions: Path, agent_port: int, **replays: object) -> RunResult:
+    path = world.config(folder, agent_port, replays={"sources": [str(sessions)], **replays})
+    return asyncio.run(run_replay_async(load_config(path), str(path), folder / "out"))
+
+
+@pytest.mark.timeout(120)
+def test_a_recorded_run_replays_identically_with_no_upstream_request(
+    recorded: tuple[DemoWorld, Path, RunResult], thread: LoopThread, tmp_path: Path
+) -> None:
+    world, sessions, original = recorded
+    files = sorted(sessions.glob("*.yaml"))
+    assert len(files) == 2
+    answers = {e.prompt: e.answer for e in original.episodes}
+    assert sorted(yaml.safe_load(f.read_text())["input"] for f in files) == sorted(PROMPTS)
+    # the upstreams up but idle: they get nothing
+    counter = Counter([])
+    with serving(thread, counting_upstream(counter), world.upstream_port), serving(thread, world.agent()) as agent:
+        idle = replay(world, tmp_path / "idle", sessions, agent)
+    assert counter.requests == [], "an upstream was called during the replay"
+    # the upstreams stopped: the same answers
+    with serving(thread, world.agent()) as agent:
+        stopped = replay(world, tmp_path / "stopped", sessions, agent)
+    for result in (idle, stopped):
+        assert result.replay is not None and result.replay.passed, result.replay
+        replayed = {e.prompt: e.answer for e in result.episodes}
+        assert replayed == answers and all(answers.values())
+        assert [s.answer_matches_recording for s in result.replay.sessions] == [True, True]
+        assert all(s.served == 4 and s.unmatched == [] for s in result.replay.sessions), result.replay.sessions
+
+
+@pytest.mark.timeout(120)
+def test_an_agent_calling_another_tool_url_makes_the_session_error_naming_the_request(
+    recorded: tuple[DemoWorld, Path, RunResult], thread: LoopThread, tmp_path: Path
+) -> None:
+    world, sessions, _ = recorded
+    with serving(thread, world.agent(tools_path="/v2")) as agent:
+        result = replay(world, tmp_path, sessions, agent)
+    assert result.replay is not None and not result.replay.passed
+    for session in result.replay.sessions:
+        assert session.outcome == "error", session
+        wanted = f"GET http://127.0.0.1:{world.upstream_port}/v2/v1/quotes?symbol=AAPL (no target; listener tools)"
+        assert session.unmatched == [wanted]
+        assert wanted in session.reason
