@@ -25,6 +25,7 @@ def replay() -> None:
 @click.option("--match", type=click.Choice(["strict", "args", "order"]), help="Override replays.match.")
 @click.option("--unmatched", type=click.Choice(["error", "forward", "404"]), help="Override replays.unmatched.")
 @click.option("--speed", type=click.FloatRange(0), help="Override replays.speed (1 recorded timing, 0 no delays).")
+@click.option("--llm", type=click.Choice(["replay", "live"]), help="Override replays.llm (live: the real LLM answers).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
 def run_command(
     config_path: str,
@@ -33,6 +34,7 @@ def run_command(
     match: str | None,
     unmatched: str | None,
     speed: float | None,
+    llm: str | None,
     quiet: bool,
 ) -> None:
     """Send each session's input to the agent while the proxy serves the session's recorded responses
@@ -46,7 +48,8 @@ def run_command(
     from flakeproxy.runner.replay import run_replay_async
 
     config = load_config(config_path)
-    overrides = {k: v for k, v in (("match", match), ("unmatched", unmatched), ("speed", speed)) if v is not None}
+    given = (("match", match), ("unmatched", unmatched), ("speed", speed), ("llm", llm))
+    overrides = {k: v for k, v in given if v is not None}
     if overrides:
         from flakeproxy.config.replays import ReplaysConfig
 

@@ -81,3 +81,25 @@ def test_an_agent_calling_another_tool_url_makes_the_session_error_naming_the_re
         wanted = f"GET http://127.0.0.1:{world.upstream_port}/v2/v1/quotes?symbol=AAPL (no target; listener tools)"
         assert session.unmatched == [wanted]
         assert wanted in session.reason
+
+
+@pytest.mark.timeout(120)
+def test_ci_with_replays_shows_the_replay_pillar_and_its_weights(
+    recorded: tuple[DemoWorld, Path, RunResult], thread: LoopThread, tmp_path: Path
+) -> None:
+    from flakeproxy.reports.terminal import render
+    from flakeproxy.runner.ci import run_ci_async
+
+    world, sessions, _ = recorded
+    with serving(thread, world.agent()) as agent:  # upstreams stopped: the replay still serves
+        path = world.config(tmp_path, agent, replays={"sources": [str(sessions)]})
+        result = asyncio.run(run_ci_async(load_config(path), str(path), tmp_path / "out"))
+    assert result.ci is not None
+    pillar = next(p for p in result.ci.pillars if p.name == "replay")
+    assert pillar.ran and pillar.score == 100.0 and pillar.weight == 0.10, pillar
+    # the contract's invariants that apply when calm: always-cite-source (critical 3) and max-latency (medium 1)
+    assert [i.weight for i in pillar.items] == [4.0, 4.0]
+    assert "2/2 sessions hold (severity weight 8 over 2 sessions)" in pillar.summary
+    assert pillar.share > 0.10, "absent pillars' weight is spread over the replay pillar too"
+    assert "mutation, chaos absent" in (result.ci.redistribution or "")
+    assert "replay" in render(result) and "2/2 sessions hold" in render(result)
