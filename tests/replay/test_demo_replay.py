@@ -103,3 +103,27 @@ def test_ci_with_replays_shows_the_replay_pillar_and_its_weights(
     assert pillar.share > 0.10, "absent pillars' weight is spread over the replay pillar too"
     assert "mutation, chaos absent" in (result.ci.redistribution or "")
     assert "replay" in render(result) and "2/2 sessions hold" in render(result)
+
+
+@pytest.mark.timeout(120)
+def test_export_from_results_json_writes_sessions_that_replay(
+    recorded: tuple[DemoWorld, Path, RunResult], thread: LoopThread, tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    world, _, original = recorded
+    results = tmp_path / "results.json"
+    results.write_text(original.model_dump_json())
+    export = [sys.executable, "-m", "flakeproxy", "replay", "export", "--from", str(results), "-o"]
+    done = subprocess.run([*export, str(tmp_path / "all")], capture_output=True, text=True, timeout=60)
+    failed = subprocess.run([*export, str(tmp_path / "failed"), "--failed"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and failed.returncode == 0, done.stderr + failed.stderr
+    files = sorted((tmp_path / "all").glob("*.yaml"))
+    assert len(files) == 2 and "exported 0 sessions (failing episodes" in failed.stderr
+    data = yaml.safe_load(files[0].read_text())
+    assert any("SSE event timing is not kept" in n for n in data["notes"])
+    with serving(thread, world.agent()) as agent:
+        result = replay(world, tmp_path / "replay", tmp_path / "all", agent, speed=0)
+    assert result.replay is not None and result.replay.passed, result.replay
+    assert {e.prompt: e.answer for e in result.episodes} == {e.prompt: e.answer for e in original.episodes}
