@@ -145,3 +145,18 @@ def test_no_secret_from_authorization_or_api_key_reaches_the_session_file(tmp_pa
     assert bearer not in text and key not in text
     assert "api_key=[redacted]" in text and yaml.safe_load(text)["exchanges"][0]["request_headers"]["authorization"]
     assert (status, report["served"], report["unmatched"]) == (200, 1, [])
+
+
+@pytest.mark.timeout(60)
+def test_a_scenario_fault_is_layered_on_top_of_the_replayed_response() -> None:
+    with RunningUpstream() as up, running_proxy(config_for({"tools": up.url}, TARGETS)) as proxy:
+        base = proxy.listeners["tools"]
+        (_, clean), exchanges = record(proxy.control, "q", lambda c: get(base, "/v1/quotes?symbol=AAPL", c))
+        before = len(up.requests)
+        proxy.control.scenario("broken", tool_faults=[{"tool": "quotes", "mode": "schema_drift", "drop": ["price"]}])
+        session = Session(id="q", input="", exchanges=exchanges)
+        (status, body), report = replay(proxy.control, session, lambda c: get(base, "/v1/quotes?symbol=AAPL", c))
+        journal = proxy.control.journal()
+        assert len(up.requests) == before
+    assert b"189.5" in clean and status == 200 and b"price" not in body and b"exchange feed" in body, body
+    assert report["served"] == 1 and journal[-1]["fault"]["applied"] is True, journal[-1]["fault"]
