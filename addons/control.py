@@ -41,6 +41,10 @@ ROUTES = [
     "POST /cells/{id}/end",
     "GET /journal",
     "POST /reset",
+    "PUT /cells/{id}/replay",
+    "POST /cells/{id}/replay/end",
+    "PUT /recording",
+    "GET /cells/{id}/recording",
 ]
 
 
@@ -60,6 +64,8 @@ class ControlApi:
         self.config, self.injector, self.journal, self.token = config, injector, journal, token
         self.listeners = listeners
         self.scenarios = {s.name: s for s in config.matrix}
+        #: called with (cell id, label) when a cell ends (the recorder writes its session then)
+        self.on_cell_end: list[Callable[[str, str | None], Awaitable[None]]] = []
         self.app = web.Application(middlewares=[self._errors, self._auth], client_max_size=MAX_BODY_BYTES)
         self.app.add_routes(
             [
@@ -213,6 +219,8 @@ class ControlApi:
         if wanted not in self.injector.cells:
             raise Problem(404, f"no open cell {wanted!r}", valid=sorted(self.injector.cells))
         cell = self.injector.end_cell(wanted)
+        for hook in self.on_cell_end:
+            await hook(cell.id, cell.label)
         entries = [e.snapshot() for e in self.journal.for_cell(cell.id)]
         return await json_list_response(request, self._cell_view(cell), "journal", entries)
 

@@ -9,6 +9,7 @@ import signal
 import socket
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -19,6 +20,9 @@ from flakeproxy.addons.ca import ensure_ca, upstream_trust
 from flakeproxy.addons.control import ControlApi
 from flakeproxy.addons.fault_addon import REWRITE_CAP, FaultAddon
 from flakeproxy.addons.forward import ForwardTls
+from flakeproxy.addons.recorder import Recorder
+from flakeproxy.addons.replay_routes import ReplayRoutes
+from flakeproxy.addons.replayer import Replayer
 from flakeproxy.addons.upstream_timeouts import Timeouts
 from flakeproxy.config import FlakeproxyConfig, is_loopback_host
 from flakeproxy.config.proxy import split_host_port
@@ -110,7 +114,14 @@ class _Lifecycle:
 class ProxyServer:
     """The proxy with its control API. `run()` until `shutdown()` (thread-safe) or a signal."""
 
-    def __init__(self, config: FlakeproxyConfig, *, admin: str | None = None, token: str | None = None) -> None:
+    def __init__(
+        self,
+        config: FlakeproxyConfig,
+        *,
+        admin: str | None = None,
+        token: str | None = None,
+        record: Path | None = None,
+    ) -> None:
         self.config = config
         self.admin = admin or config.proxy.admin
         self.token = token if token is not None else config.proxy.token
@@ -126,6 +137,10 @@ class ProxyServer:
             for spec, name in self.modes.items()
         }
         self.api = ControlApi(config, self.injector, self.journal, self.token, lambda: dict(self.addresses))
+        self.recorder = Recorder(Redactor(config.redact), record)  # record and replay: whole exchanges per cell
+        self.replayer = Replayer(self.injector.targets, Redactor(config.redact))
+        ReplayRoutes(self.injector, self.replayer, self.recorder).add_to(self.api.app)
+        self.api.on_cell_end.append(self.recorder.cell_ended)
         self._master: DumpMaster | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -152,6 +167,8 @@ class ProxyServer:
         master.addons.add(
             ForwardTls(self.injector.targets, self.modes, proxy.intercept, proxy.resolve),
             FaultAddon(self.injector, self.modes, self.journal, timeouts, self.slots),
+            self.recorder,
+            self.replayer,
             _Lifecycle(self.api, self.admin, on_ready),
         )
         # lazy: a fault can answer when the upstream is down; bodies a rewrite would buffer stream past the cap

@@ -2,9 +2,9 @@
 
 mutation: each mutated golden prompt, calm, judged by the top-level invariants; robustness = the weighted
 pass rate over the mutations that ran (weight per type). chaos: each golden prompt under the top-level
-chaos, judged by the same invariants; score = pass rate. contract: the resilience score. replay: not built
-yet, so absent. An absent pillar is left out and its weight is spread over the others in proportion (said
-so in one line), never scored 0.
+chaos, judged by the same invariants; score = pass rate. contract: the resilience score. replay: the
+severity-weighted pass rate over the replayed sessions (flakeproxy.replay.score). An absent pillar is
+left out and its weight is spread over the others in proportion (said so in one line), never scored 0.
 """
 
 from __future__ import annotations

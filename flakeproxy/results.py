@@ -35,7 +35,7 @@ class Episode(Model):
     prompt: str
     prompt_index: int
     replica: int = 0
-    purpose: Literal["matrix", "baseline", "stateful_check", "mutation", "chaos"] = "matrix"
+    purpose: Literal["matrix", "baseline", "stateful_check", "mutation", "chaos", "replay"] = "matrix"
     mutation: str | None = Field(None, description="The mutation's id (mutation pillar), its text is the prompt.")
     invariant: str | None = Field(None, description="run.isolation: cell: the one invariant this episode is for.")
     label: str = Field(description="Stable across runs; seeds the fault decisions of this episode.")
@@ -149,6 +149,32 @@ class PillarResult(Model):
     items: list[PillarItem] = Field(default_factory=list)
 
 
+class ReplaySessionResult(Model):
+    """One replayed session: served from its recording, judged by its contract's invariants."""
+
+    session: str
+    source: str = Field(description="The session file, or 'config' for one written inline.")
+    episode: str | None = None
+    outcome: Outcome
+    reason: str
+    weight: float = Field(description="The severity weights (3/2/1/1) of the invariants that judged it.")
+    expected_failure: bool = False
+    served: int = Field(0, description="Requests answered from the recording.")
+    unused: int = Field(0, description="Recorded exchanges and tool responses no request asked for.")
+    unmatched: list[str] = Field(default_factory=list, description="Requests no recording matched: target and URL.")
+    answer_matches_recording: bool | None = Field(None, description="None: the session has no recorded answer.")
+    verdicts: dict[str, EpisodeVerdict] = Field(default_factory=dict)
+
+
+class ReplayResult(Model):
+    score: float | None = Field(None, description="Weighted pass rate over the sessions, 0-100.")
+    passed: bool = False
+    verdict: Literal["PASS", "FAIL"] = "FAIL"
+    summary: str = ""
+    options: dict[str, Any] = Field(default_factory=dict, description="match, unmatched, llm, speed.")
+    sessions: list[ReplaySessionResult] = Field(default_factory=list)
+
+
 class CiResult(Model):
     pillars: list[PillarResult] = Field(default_factory=list)
     overall: float | None = Field(None, description="sum of share x score over the pillars that ran, 0-100.")
@@ -189,6 +215,7 @@ class RunResult(Model):
     score: Score | None = None
     coverage: list[ScenarioCoverage] = Field(default_factory=list)
     ci: CiResult | None = Field(None, description="flakeproxy ci: every pillar and the overall score.")
+    replay: ReplayResult | None = Field(None, description="Replayed sessions (replay run, and ci's replay pillar).")
     shard: ShardInfo | None = Field(
         None, description="A shard's partial run (episodes only; `flakeproxy merge` judges the whole)."
     )

@@ -15,19 +15,21 @@ from flakeproxy.mutations import Mutation, MutationSet, mutations_for
 from flakeproxy.pillars import CALM, chaos_pillar, combine, mutation_pillar
 from flakeproxy.plan import Plan, plan_episodes
 from flakeproxy.profiles import chaos_scenario
+from flakeproxy.replay.score import replay_pillar
 from flakeproxy.results import Episode, PillarResult, RunResult
 from flakeproxy.runner.engine import ContractRun, Progress
 from flakeproxy.runner.episodes import EpisodeRunner
+from flakeproxy.runner.replay import check_replay, gather_sessions, run_replays
 
 
 def check_ci(config: FlakeproxyConfig, source: str) -> None:
     """Everything ci needs before it starts anything: a pillar to run, an agent, prompts."""
     if config.agent is None:
         raise ConfigError(f"{source}: agent: missing; ci needs the agent to drive (type http, command or python)")
-    if not (config.contract or config.chaos or config.mutations):
+    if not (config.contract or config.chaos or config.mutations or config.replays):
         raise ConfigError(
             f"{source}: nothing for ci to run; add a contract: with a chaos_matrix, a top-level chaos: "
-            "(with invariants:), or mutations: (with invariants:)"
+            "(with invariants:), mutations: (with invariants:), or replays: (with a contract:)"
         )
     if (config.chaos or config.mutations) and not config.golden_prompts:
         raise ConfigError(f"{source}: golden_prompts: empty; the chaos and mutation pillars mutate and send them")
@@ -35,6 +37,8 @@ def check_ci(config: FlakeproxyConfig, source: str) -> None:
         from flakeproxy.contract import plan_contract
 
         plan_contract(config, source)
+    if config.replays is not None:  # a bad session file stops ci before anything starts
+        check_replay(config, source, gather_sessions(config, source))
 
 
 class CiRun(ContractRun):
@@ -60,9 +64,18 @@ class CiRun(ContractRun):
         pillars = [await self._mutation(runner, limit), await self._chaos(runner, limit)]
         contract, contract_passed = await self._contract(runner, limit)
         pillars.insert(0, contract)
-        weight = self.config.scoring.weights.replay
-        pillars.append(PillarResult(name="replay", ran=False, weight=weight, summary="replay is not built yet"))
+        pillars.append(await self._replay(runner))
         self.result.ci = combine(pillars, self.min_overall, contract_passed)
+
+    async def _replay(self, runner: EpisodeRunner) -> PillarResult:
+        weight = self.config.scoring.weights.replay
+        if self.config.replays is None:
+            return PillarResult(name="replay", ran=False, weight=weight, summary="no replays: configured")
+        sessions = gather_sessions(self.config, self.config_path)
+        check_replay(self.config, self.config_path, sessions)
+        self.result.replay = await run_replays(self, runner, self._new, sessions)
+        self._write()
+        return replay_pillar(self.result.replay, weight)
 
     async def _contract(self, runner: EpisodeRunner, limit: int) -> tuple[PillarResult, bool | None]:
         weight = self.config.scoring.weights.contract

@@ -29,6 +29,7 @@ from flakeproxy.runner.control import ControlClient
 from flakeproxy.runner.episodes import EpisodeRunner
 from flakeproxy.runner.local import LocalProxy
 from flakeproxy.runner.mock import MockService
+from flakeproxy.runner.recording import recording_hooks
 from flakeproxy.runner.results_file import new_result, now, write
 from flakeproxy.scoring import score_contract
 
@@ -65,6 +66,7 @@ class ContractRun:
         self._loose_seen: set[int] = set()
         self._loose_by_cell: Counter[str] = Counter()  # cell id -> unattributed requests it may have made
         self._warned_loose = False
+        self.record: Path | None = None  # contract run --record DIR: a replay session file per episode
 
     def warn(self, line: str) -> None:
         print(line, file=sys.stderr)
@@ -221,6 +223,7 @@ class ContractRun:
         try:
             await self._start()
             runner = EpisodeRunner(self.config, self.agent, self.control, sequential=True)
+            runner.hooks += await recording_hooks(self)
             limit = self._concurrency()
             runner.sequential = limit == 1
             await self._steps(runner, limit)
@@ -280,9 +283,12 @@ async def run_contract_async(
     output: Path | None = None,
     progress: Progress = lambda line: None,
     shard: tuple[int, int] | None = None,
+    record: Path | None = None,
 ) -> RunResult:
     check_runnable(config, config_path)
-    return await ContractRun(config, config_path, output, progress, shard).run()
+    run = ContractRun(config, config_path, output, progress, shard)
+    run.record = record
+    return await run.run()
 
 
 def run_contract(config_path: str, output: str | None = None, progress: Progress = lambda line: None) -> RunResult:

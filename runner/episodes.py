@@ -10,7 +10,7 @@ import asyncio
 import dataclasses
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from flakeproxy.config import FlakeproxyConfig, Scenario
 from flakeproxy.config.settings import HttpMockService
@@ -25,6 +25,14 @@ from flakeproxy.runner.mock import mock_call
 from flakeproxy.wire.trace import new_trace
 
 
+class EpisodeHook(Protocol):
+    """Something done around each episode in the proxy (replay a session, record one)."""
+
+    async def begun(self, episode: Episode, cell: str) -> None: ...
+
+    async def ended(self, episode: Episode) -> None: ...
+
+
 @dataclass
 class EpisodeRunner:
     config: FlakeproxyConfig
@@ -33,6 +41,7 @@ class EpisodeRunner:
     sequential: bool  # one episode at a time: mock recordings can be cleared and read per episode
     #: the scenarios of episodes outside the contract's matrix (ci pillars): None is calm
     pillar_scenarios: dict[str | None, Scenario] = field(default_factory=dict)
+    hooks: list[EpisodeHook] = field(default_factory=list)  # called after the cell opens and once it closed
     #: run.attribution: slots: the slots free now (an episode takes one, runs on its agent instance, gives it back)
     slots: asyncio.Queue[int] | None = None
     #: tells this run's trace ids apart from another run's on a shared sidecar
@@ -98,6 +107,8 @@ class EpisodeRunner:
             cell = await self.control.begin(episode.label, ref, seed, trace.trace_id, slot, own_scenario=True)
         if isinstance(self.agent, PythonAdapter):
             self.agent.open_cell(cell, episode.label, scenario, seed)
+        for hook in self.hooks:
+            await hook.begun(episode, cell)
         if self.sequential:
             for mock in self._mocks():
                 await mock_call(mock, "reset")
@@ -119,6 +130,8 @@ class EpisodeRunner:
                 "journal": [redactor.entry(e) for e in sorted(journal, key=lambda e: e.get("started_at", 0))],
             }
         )
+        for hook in self.hooks:
+            await hook.ended(done)
         return await self._judge_state(done)
 
     def _state_checks(self, episode: Episode) -> list[Invariant]:

@@ -32,9 +32,10 @@ from flakeproxy.results import RunResult
 )
 def ci(config_path: str, output: str | None, min_score: float | None, quiet: bool, formats: str) -> None:
     """Run every configured pillar once: contract (the matrix), chaos (top-level chaos: judged by
-    invariants:), mutation (mutations: of the golden prompts, judged by invariants:); replay is not built
-    yet. Prints one line per pillar and the overall score: the weighted mean of the pillars that ran, with
-    absent pillars' weights spread over them in proportion. Exit 1 when the contract fails, a pillar
+    invariants:), mutation (mutations: of the golden prompts, judged by invariants:), replay (the
+    replays: sessions served back by the proxy, judged by the contract). Prints one line per pillar and
+    the overall score: the weighted mean of the pillars that ran, with absent pillars' weights spread
+    over them in proportion. Exit 1 when the contract fails, a pillar
     cannot be scored, or the overall is below --min-score."""
     from flakeproxy.reports.terminal import render
     from flakeproxy.runner.ci import run_ci_async

@@ -47,6 +47,7 @@ def _run(
     quiet: bool,
     formats: str = ",".join(DEFAULT_FORMATS),
     shard: tuple[int, int] | None = None,
+    record: Path | None = None,
 ) -> RunResult:
     from flakeproxy.runner.engine import run_contract_async
 
@@ -58,7 +59,7 @@ def _run(
     out = Path(output or config.run.output)
 
     async def start(progress: Callable[[str], None]) -> RunResult:
-        result: RunResult = await run_contract_async(config, config_path, out, progress, shard)
+        result: RunResult = await run_contract_async(config, config_path, out, progress, shard, record)
         return result
 
     return run_and_report(start, out, wanted, quiet)
@@ -122,6 +123,13 @@ def _shard(shard: str | None, shards: int | None) -> tuple[int, int] | None:
     help="Run shard I/N of the episodes only (e.g. 2/4; env FLAKEPROXY_SHARD); flakeproxy merge judges them all.",
 )
 @click.option("--shards", type=click.IntRange(1, 1000), help="N shards, this one chosen by JOB_COMPLETION_INDEX.")
+@click.option(
+    "--record",
+    metavar="DIR",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write one replay session file per episode into DIR: the prompt, the answer and every exchange on the "
+    "wire, whole, SSE events with their timing, secrets redacted (flakeproxy replay run replays them).",
+)
 def run_contract_command(
     config_path: str,
     output: str | None,
@@ -130,6 +138,7 @@ def run_contract_command(
     formats: str,
     shard: str | None,
     shards: int | None,
+    record: Path | None,
 ) -> None:
     """Run every invariant in every scenario of the chaos matrix; print the matrix, the score, PASS/FAIL.
 
@@ -141,7 +150,7 @@ def run_contract_command(
     from flakeproxy.reports.terminal import render
 
     part = _shard(shard, shards)
-    result = _run(config_path, output, seed, concurrency, quiet=False, formats=formats, shard=part)
+    result = _run(config_path, output, seed, concurrency, quiet=False, formats=formats, shard=part, record=record)
     if part is not None:
         click.echo(
             f"shard {part[0]}/{part[1]}: ran {len(result.episodes)} episodes; combine the {part[1]} shards' "

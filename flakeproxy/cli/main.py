@@ -14,6 +14,7 @@ from flakeproxy.cli.demo import demo
 from flakeproxy.cli.merge import merge
 from flakeproxy.cli.mock import mock
 from flakeproxy.cli.proxy import proxy
+from flakeproxy.cli.replay import replay
 from flakeproxy.cli.report import report
 from flakeproxy.cli.schema import schema
 from flakeproxy.cli.validate import validate
@@ -50,6 +51,7 @@ cli.add_command(ci)
 cli.add_command(profiles)
 cli.add_command(merge)
 cli.add_command(report)
+cli.add_command(replay)
 
 
 def main(argv: list[str] | None = None) -> None:

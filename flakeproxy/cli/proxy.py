@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from pathlib import Path
 
 import click
 
@@ -22,7 +23,14 @@ from flakeproxy.config import load_config
 @click.option(
     "--token", envvar="FLAKEPROXY_TOKEN", help="Require this bearer token on the control API (default: proxy.token)."
 )
-def proxy(config_path: str, admin: str | None, token: str | None) -> None:
+@click.option(
+    "--record",
+    metavar="DIR",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Record every exchange, whole, into one replay session file per cell in DIR (written when the cell "
+    "ends; traffic of no cell at shutdown). Secrets are redacted as in the journal.",
+)
+def proxy(config_path: str, admin: str | None, token: str | None, record: Path | None) -> None:
     """Run the proxy: a reverse listener per proxy.listeners entry, and the control API.
 
     It starts with no scenario (pure pass-through), prints one line when ready, and stops
@@ -35,5 +43,5 @@ def proxy(config_path: str, admin: str | None, token: str | None) -> None:
         click.echo(line)
         sys.stdout.flush()
 
-    server = ProxyServer(config, admin=admin, token=token)
+    server = ProxyServer(config, admin=admin, token=token, record=record)
     asyncio.run(server.run(on_ready=ready))

@@ -12,6 +12,7 @@ from flakeproxy.config.contract import Contract, spec_mapping
 from flakeproxy.config.crosscheck import CrossCheckError, cross_check
 from flakeproxy.config.pillars import ChaosConfig, ModelConfig, MutationsConfig
 from flakeproxy.config.proxy import ProxyConfig, Target
+from flakeproxy.config.replays import ReplaysConfig
 from flakeproxy.config.scenario import Scenario
 from flakeproxy.config.settings import JudgeConfig, RunConfig, ScoringConfig, Service
 from flakeproxy.invariants import AnyInvariant
@@ -35,6 +36,7 @@ class FlakeproxyConfig(StrictModel):
     chaos: ChaosConfig | None = Field(None, description="The chaos pillar's faults (or a built-in profile).")
     mutations: MutationsConfig | None = Field(None, description="The mutation pillar (ci).")
     model: ModelConfig | None = Field(None, description="Writes the LLM-generated mutations (OpenAI-compatible).")
+    replays: ReplaysConfig | None = Field(None, description="Recorded sessions to replay (replay run, ci).")
     services: dict[str, Service] = Field(default_factory=dict)
     judge: JudgeConfig | None = None
     redact: list[str] = Field(
@@ -68,6 +70,14 @@ class FlakeproxyConfig(StrictModel):
     @model_validator(mode="after")
     def _cross_check(self) -> FlakeproxyConfig:
         cross_check(self)
+        return self
+
+    @model_validator(mode="after")
+    def _replay_scenario(self) -> FlakeproxyConfig:
+        wanted = self.replays.scenario if self.replays else None
+        if wanted is not None and wanted not in [s.name for s in self.matrix]:
+            valid = ", ".join(s.name for s in self.matrix) or "none (add a chaos_matrix)"
+            raise CrossCheckError(("replays", "scenario"), f"unknown scenario {wanted!r}; valid: {valid}")
         return self
 
     @model_validator(mode="after")

@@ -1,0 +1,143 @@
+"""Record whole exchanges per cell, for replay: the full bodies and, for SSE, each event's time.
+
+Added after the FaultAddon, whose journal entry says which cell, listener and targets a request has; the
+recorder wraps the stream function the FaultAddon set, so it sees what the agent received, chunk by chunk,
+when. The journal's capture is capped at 64 KiB; a recording is not. While recording, request bodies are
+buffered (not streamed) so that each is kept whole. Off unless `flakeproxy proxy --record DIR` or
+`PUT /recording` turned it on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from mitmproxy import http
+
+from flakeproxy.addons.fault_addon import KEY, REQUEST_PASS
+from flakeproxy.config.replays import Exchange, Session
+from flakeproxy.redact import Redactor
+from flakeproxy.replay.build import RawExchange, build_exchange
+from flakeproxy.replay.files import write_session
+
+TAKING = "flakeproxy.recording"
+NO_CELL = "_"  # the recordings of requests that belong to no cell
+WAIT_INFLIGHT_S = 5.0
+
+
+def buffer_request(flow: http.HTTPFlow) -> None:
+    """Read the request body whole before the request hook (undoing the FaultAddon's pass-through stream)."""
+    if flow.metadata.pop(REQUEST_PASS, None) is not None or flow.request.stream:
+        flow.request.stream = False
+
+
+class TimedStream:
+    """Wraps a response's stream function: passes its output on and keeps it with the time it went out."""
+
+    def __init__(self, inner: Callable[[bytes], Any], raw: RawExchange, started: float) -> None:
+        self.inner, self.raw, self.started = inner, raw, started
+
+    def __call__(self, data: bytes) -> bytes:
+        out = self.inner(data)
+        chunk = out if isinstance(out, bytes) else b"".join(out)
+        if chunk:
+            self.raw.chunks.append((chunk, (time.monotonic() - self.started) * 1000))
+        return chunk if chunk or not data else b""
+
+
+class Recorder:
+    def __init__(self, redactor: Redactor, folder: Path | None = None) -> None:
+        self.redactor, self.folder = redactor, folder
+        self.on = folder is not None
+        self.cells: dict[str, list[Exchange]] = {}
+        self.seen: dict[str, set[str]] = {}
+        self.inflight: dict[str, int] = {}
+        self.labels: dict[str, str | None] = {}
+
+    def requestheaders(self, flow: http.HTTPFlow) -> None:
+        if self.on:
+            buffer_request(flow)
+
+    def request(self, flow: http.HTTPFlow) -> None:
+        state = flow.metadata.get(KEY)
+        if not self.on or state is None:
+            return
+        entry = state.entry
+        cell = entry.cell or NO_CELL
+        raw = RawExchange(
+            listener=entry.listener,
+            targets=list(entry.targets),
+            method=entry.method,
+            url=entry.url,
+            request_headers=list(flow.request.headers.items(multi=True)),
+            request_body=flow.request.get_content(strict=False) or b"",
+        )
+        flow.metadata[TAKING] = (cell, raw, state.started)
+        self.inflight[cell] = self.inflight.get(cell, 0) + 1
+
+    def responseheaders(self, flow: http.HTTPFlow) -> None:
+        taking = flow.metadata.get(TAKING)
+        if taking is None or flow.response is None:
+            return
+        _, raw, started = taking
+        raw.first_byte_ms = (time.monotonic() - started) * 1000
+        if callable(flow.response.stream):
+            flow.response.stream = TimedStream(flow.response.stream, raw, started)
+
+    def response(self, flow: http.HTTPFlow) -> None:
+        taking = flow.metadata.get(TAKING)
+        if taking is None or flow.response is None:
+            return
+        _, raw, started = taking
+        if not callable(flow.response.stream):  # buffered: a fault rewrote it, or it was made by the proxy
+            raw.chunks = [(flow.response.raw_content or b"", (time.monotonic() - started) * 1000)]
+        self._done(flow, None)
+
+    def error(self, flow: http.HTTPFlow) -> None:
+        if flow.metadata.get(TAKING) is not None:
+            self._done(flow, flow.error.msg if flow.error else "unknown error")
+
+    def _done(self, flow: http.HTTPFlow, error: str | None) -> None:
+        cell, raw, started = flow.metadata.pop(TAKING)
+        raw.latency_ms = (time.monotonic() - started) * 1000
+        raw.error = error
+        if flow.response is not None:
+            raw.status = flow.response.status_code
+            raw.response_headers = list(flow.response.headers.items(multi=True))
+        seen = self.seen.setdefault(cell, set())
+        self.cells.setdefault(cell, []).append(build_exchange(raw, self.redactor, seen))
+        self.inflight[cell] -= 1
+
+    async def take(self, cell: str) -> list[Exchange]:
+        """A cell's exchanges (forgotten here), once its requests in flight have ended (or after 5 s)."""
+        deadline = time.monotonic() + WAIT_INFLIGHT_S
+        while self.inflight.get(cell, 0) > 0 and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        self.seen.pop(cell, None)
+        self.inflight.pop(cell, None)
+        return self.cells.pop(cell, [])
+
+    async def cell_ended(self, cell: str, label: str | None) -> None:
+        """`--record DIR`: write the cell's session file when its cell ends."""
+        if self.folder is not None:
+            exchanges = await self.take(cell)
+            if exchanges:
+                self.write(label or cell, exchanges)
+
+    def write(self, name: str, exchanges: list[Exchange]) -> Path:
+        assert self.folder is not None
+        note = "recorded by flakeproxy proxy --record: the proxy does not see the prompt; fill in input"
+        session = Session(id=name, input="", source="flakeproxy proxy --record", exchanges=exchanges, notes=[note])
+        return write_session(self.folder, session)
+
+    def done(self) -> None:
+        """At shutdown, `--record DIR` writes what no ended cell took (requests of no cell, open cells)."""
+        if self.folder is None:
+            return
+        for cell, exchanges in list(self.cells.items()):
+            if exchanges:
+                self.write("proxy" if cell == NO_CELL else cell, exchanges)
+        self.cells.clear()

@@ -1,0 +1,89 @@
+"""The replay upstream: a small aiohttp server on loopback, on the proxy's own event loop, that answers a
+request the Replayer pointed at it with the recorded exchange the Replayer registered for it.
+
+Timing is the recording's, scaled by `speed` (0: no delays), counted from the moment the request reached
+the proxy (the same monotonic clock): the status and headers at the recorded first byte, each SSE event at
+its recorded time, a whole body at the recorded end. SSE events are written one by one, so their boundaries
+are the recorded ones. A recorded exchange that had no response closes the connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from dataclasses import dataclass
+
+from aiohttp import web
+
+from flakeproxy.config.replays import Exchange
+
+#: The header (internal: set by the Replayer, never seen upstream) that names the registered answer.
+REPLAY_HEADER = "x-flakeproxy-replay"
+
+
+@dataclass(frozen=True)
+class Pending:
+    exchange: Exchange
+    speed: float
+    started: float  # time.monotonic() when the request reached the proxy
+
+
+async def _until(started: float, at_ms: float | None, speed: float) -> None:
+    if at_ms is None or speed <= 0:
+        return
+    wait = started + at_ms * speed / 1000 - time.monotonic()
+    if wait > 0:
+        await asyncio.sleep(wait)
+
+
+class ReplayUpstream:
+    def __init__(self) -> None:
+        self.pending: dict[str, Pending] = {}
+        self._ids = itertools.count(1)
+        self.port = 0
+        self._runner: web.AppRunner | None = None
+
+    def register(self, exchange: Exchange, speed: float, started: float) -> str:
+        token = f"r{next(self._ids)}"
+        self.pending[token] = Pending(exchange, speed, started)
+        return token
+
+    async def start(self) -> None:
+        app = web.Application(client_max_size=1024**3)
+        app.router.add_route("*", "/{tail:.*}", self.serve)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        server = site._server
+        assert server is not None and server.sockets  # type: ignore[attr-defined]
+        self.port = int(server.sockets[0].getsockname()[1])  # type: ignore[attr-defined]
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def serve(self, request: web.Request) -> web.StreamResponse:
+        await request.read()
+        pending = self.pending.pop(request.headers.get(REPLAY_HEADER, ""), None)
+        if pending is None:
+            return web.json_response({"error": "flakeproxy replay: no recorded answer registered"}, status=502)
+        x, speed, started = pending.exchange, pending.speed, pending.started
+        if x.status is None:
+            await _until(started, x.latency_ms, speed)
+            if request.transport is not None:
+                request.transport.close()
+            raise ConnectionResetError(x.error or "recorded without a response")
+        headers = dict(x.response_headers)
+        if x.events is None:
+            await _until(started, x.latency_ms, speed)
+            return web.Response(status=x.status, body=x.response_body.encode(), headers=headers)
+        response = web.StreamResponse(status=x.status, headers=headers)
+        await _until(started, x.first_byte_ms, speed)
+        await response.prepare(request)
+        for event in x.events:
+            await _until(started, event.at_ms, speed)
+            await response.write(event.data.encode())
+        await response.write_eof()
+        return response

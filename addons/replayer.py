@@ -1,0 +1,93 @@
+"""Serve recorded sessions instead of the upstreams, per cell (the control API loads one per cell).
+
+Added after the FaultAddon: the journal entry and the scenario's faults are decided on the request as the
+agent sent it; then, unless a fault already answered, the Replayer asks the session's Matcher for the
+recorded exchange and points the request at the replay upstream (loopback), so the response comes back
+through the FaultAddon unchanged: journaled, streamed, and broken further by the scenario's faults if any.
+The real upstream gets nothing. An unmatched request is kept (target and URL) and answered by `unmatched:`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from mitmproxy import http
+
+from flakeproxy.addons.fault_addon import KEY
+from flakeproxy.addons.recorder import buffer_request
+from flakeproxy.addons.replay_upstream import REPLAY_HEADER, ReplayUpstream
+from flakeproxy.config.replays import ReplayPlan
+from flakeproxy.redact import Redactor
+from flakeproxy.replay.match import Matcher
+from flakeproxy.wire.call import TargetSpec
+
+
+@dataclass
+class CellReplay:
+    plan: ReplayPlan
+    matcher: Matcher
+    served: int = 0
+    unmatched: list[str] = field(default_factory=list)
+
+    def report(self) -> dict[str, object]:
+        return {"served": self.served, "unused": self.matcher.unused, "unmatched": self.unmatched}
+
+
+class Replayer:
+    def __init__(self, targets: dict[str, TargetSpec], redactor: Redactor) -> None:
+        self.targets, self.redactor = targets, redactor
+        self.cells: dict[str, CellReplay] = {}
+        self.upstream = ReplayUpstream()
+
+    async def running(self) -> None:
+        await self.upstream.start()
+
+    async def done(self) -> None:
+        await self.upstream.stop()
+
+    def load_plan(self, cell: str, plan: ReplayPlan) -> CellReplay:
+        self.cells[cell] = replay = CellReplay(plan, Matcher(plan.session, plan.options, self.redactor))
+        return replay
+
+    def end(self, cell: str) -> CellReplay | None:
+        return self.cells.pop(cell, None)
+
+    def requestheaders(self, flow: http.HTTPFlow) -> None:
+        if self.cells:
+            buffer_request(flow)  # the body is matched before the request goes anywhere
+
+    def request(self, flow: http.HTTPFlow) -> None:
+        state = flow.metadata.get(KEY)
+        if state is None or flow.response is not None or flow.error is not None:
+            return
+        entry = state.entry
+        replay = self.cells.get(entry.cell or "")
+        if replay is None:
+            return
+        options = replay.plan.options
+        if options.llm == "live" and any(self.targets[t].api for t in entry.targets if t in self.targets):
+            return
+        body = flow.request.get_content(strict=False) or b""
+        headers = flow.request.headers.items(multi=True)
+        exchange = replay.matcher.match(entry.listener, entry.targets, entry.method, entry.url, headers, body)
+        if exchange is None:
+            self._unmatched(flow, replay, entry.url, entry.targets, entry.listener)
+            return
+        replay.served += 1
+        token = self.upstream.register(exchange, options.speed, state.started)
+        flow.request.scheme, flow.request.host, flow.request.port = "http", "127.0.0.1", self.upstream.port
+        flow.request.headers[REPLAY_HEADER] = token
+
+    def _unmatched(self, flow: http.HTTPFlow, replay: CellReplay, url: str, targets: list[str], listener: str) -> None:
+        where = f"target {', '.join(targets)}" if targets else f"no target; listener {listener}"
+        what = f"{flow.request.method} {self.redactor.url(url)} ({where})"
+        replay.unmatched.append(what)
+        policy = replay.plan.options.unmatched
+        if policy == "forward":
+            return
+        state = flow.metadata[KEY]
+        state.entry.upstream_called = False
+        status = 404 if policy == "404" else 502
+        message = f"flakeproxy replay: no recorded response for {what} in session {replay.plan.session.id!r}"
+        flow.response = http.Response.make(status, json.dumps({"error": message}), {"content-type": "application/json"})

@@ -1,0 +1,186 @@
+"""Exchanges built from what the proxy saw (a live recording) or from a results.json journal entry.
+
+Everything that goes into a session passes through the config's Redactor first: secret headers, query
+parameters and body fields become `[redacted]`, and a value redacted in one place is scrubbed from all the
+others (a bearer token echoed in a body). The request digest is taken of the redacted body, so recording and
+replay compute it the same way and no digest is ever taken of a secret.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import zlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from flakeproxy.config.replays import Exchange, SseEvent
+from flakeproxy.redact import Redactor
+
+_EVENT_END = re.compile(rb"\r?\n\r?\n")
+#: Response headers a replay sets itself (the body is stored decoded, its framing is the replayer's).
+HOP_HEADERS = frozenset(
+    {"content-length", "transfer-encoding", "content-encoding", "connection", "keep-alive", "date", "server"}
+)
+
+
+def digest(body: str) -> str:
+    return "sha256:" + hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def path_of(url: str) -> str:
+    """The part of a URL that matching compares: path and query (the host is the listener's upstream)."""
+    parts = urlsplit(url)
+    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+
+
+@dataclass(frozen=True)
+class RedactedRequest:
+    url: str
+    headers: dict[str, str]
+    body: str
+
+    @property
+    def digest(self) -> str:
+        return digest(self.body)
+
+
+def redact_request(
+    redactor: Redactor, url: str, headers: Iterable[tuple[str, str]], body: str, seen: set[str] | None = None
+) -> RedactedRequest:
+    """A request as a session keeps it (and as replay matching compares it)."""
+    seen = set() if seen is None else seen
+    kept = redactor.headers(headers, seen)
+    clean_url = redactor.url(url, seen)
+    text = redactor.body(body, kept.get("content-type", ""), seen)
+    return RedactedRequest(redactor.literals(clean_url, seen), dict(kept), text)
+
+
+def decode(body: bytes, encoding: str | None) -> bytes:
+    """A body as the agent's client reads it: gzip or deflate undone; other encodings as they are."""
+    wbits = {"gzip": 47, "x-gzip": 47, "deflate": 15}.get((encoding or "").strip().lower())
+    if wbits is None or not body:
+        return body
+    try:
+        return zlib.decompressobj(wbits).decompress(body)
+    except zlib.error:
+        return body
+
+
+def split_events(chunks: Iterable[tuple[bytes, float | None]]) -> list[tuple[bytes, float | None]]:
+    """SSE events (each with its blank line) from timed chunks; an event's time is when its end arrived."""
+    events: list[tuple[bytes, float | None]] = []
+    pending = b""
+    at: float | None = None
+    for chunk, at in chunks:
+        pending += chunk
+        while (m := _EVENT_END.search(pending)) is not None:
+            events.append((pending[: m.end()], at))
+            pending = pending[m.end() :]
+    if pending:
+        events.append((pending, at))
+    return events
+
+
+@dataclass
+class RawExchange:
+    """One exchange as the proxy saw it, before redaction (the recorder fills it in)."""
+
+    listener: str
+    targets: list[str]
+    method: str
+    url: str
+    request_headers: list[tuple[str, str]]
+    request_body: bytes
+    status: int | None = None
+    response_headers: list[tuple[str, str]] = field(default_factory=list)
+    chunks: list[tuple[bytes, float | None]] = field(default_factory=list)
+    first_byte_ms: float | None = None
+    latency_ms: float | None = None
+    error: str | None = None
+
+
+def _is_sse(headers: Mapping[str, str]) -> bool:
+    return headers.get("content-type", "").split(";")[0].strip().lower() == "text/event-stream"
+
+
+def build_exchange(raw: RawExchange, redactor: Redactor, seen: set[str] | None = None) -> Exchange:
+    """The session's exchange: redacted, the body decoded, SSE split into timed events."""
+    seen = set() if seen is None else seen
+    request = redact_request(redactor, raw.url, raw.request_headers, raw.request_body.decode("utf-8", "replace"), seen)
+    response_headers = redactor.headers(raw.response_headers, seen)
+    encoding = response_headers.get("content-encoding")
+    events: list[SseEvent] | None = None
+    body = ""
+    if _is_sse(response_headers) and not encoding:
+        events = [
+            SseEvent(data=_scrub(redactor, data.decode("utf-8", "replace"), seen), at_ms=_ms(at))
+            for data, at in split_events(raw.chunks)
+        ]
+    else:
+        whole = decode(b"".join(c for c, _ in raw.chunks), encoding).decode("utf-8", "replace")
+        body = redactor.literals(redactor.body(whole, response_headers.get("content-type", ""), seen), seen)
+    return Exchange(
+        target=raw.targets[0] if raw.targets else None,
+        listener=raw.listener,
+        method=raw.method,
+        url=request.url,
+        request_digest=request.digest,
+        request_headers=_literals(redactor, request.headers, seen),
+        request_body=redactor.literals(request.body, seen),
+        status=raw.status,
+        response_headers={k: redactor.literals(v, seen) for k, v in response_headers.items() if k not in HOP_HEADERS},
+        response_body=body,
+        events=events,
+        first_byte_ms=_ms(raw.first_byte_ms),
+        latency_ms=_ms(raw.latency_ms),
+        error=raw.error,
+    )
+
+
+def exchange_from_entry(entry: Mapping[str, Any]) -> Exchange:
+    """An exchange from a results.json journal entry (already redacted; bodies capped, no event timing)."""
+    headers = {str(k): str(v) for k, v in (entry.get("response_headers") or {}).items()}
+    body = str(entry.get("response_body") or "")
+    events = None
+    if _is_sse(headers):
+        events = [SseEvent(data=d.decode("utf-8", "replace")) for d, _ in split_events([(body.encode(), None)])]
+        body = ""
+    request_body = str(entry.get("request_body") or "")
+    targets = list(entry.get("targets") or [])
+    return Exchange(
+        target=targets[0] if targets else None,
+        listener=str(entry.get("listener") or "forward"),
+        method=str(entry.get("method") or "GET"),
+        url=str(entry.get("url") or ""),
+        request_digest=digest(request_body),
+        request_headers={str(k): str(v) for k, v in (entry.get("request_headers") or {}).items()},
+        request_body=request_body,
+        status=entry.get("status"),
+        response_headers={k: v for k, v in headers.items() if k not in HOP_HEADERS},
+        response_body=body,
+        events=events,
+        latency_ms=entry.get("latency_ms"),
+        error=entry.get("error"),
+    )
+
+
+def _scrub(redactor: Redactor, event: str, seen: set[str]) -> str:
+    lines = []
+    for line in event.split("\n"):
+        name, sep, value = line.partition(":")
+        if name == "data" and sep and value.strip()[:1] in ("{", "["):
+            cleaned = redactor.body(value.strip(), "application/json", seen)
+            line = line if cleaned == value.strip() else f"data: {cleaned}"
+        lines.append(line)
+    return redactor.literals("\n".join(lines), seen)
+
+
+def _literals(redactor: Redactor, headers: Mapping[str, str], seen: set[str]) -> dict[str, str]:
+    return {k: redactor.literals(v, seen) for k, v in headers.items()}
+
+
+def _ms(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)

@@ -1,0 +1,91 @@
+"""Session files: YAML (or JSON), one session or a list of them; found from files, folders and globs.
+
+A bad file is a one-line ConfigError (exit 2) naming the file, the line, the key and the fix.
+"""
+
+from __future__ import annotations
+
+import glob
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+import yaml
+from pydantic import ValidationError
+
+from flakeproxy.config.problems import explain
+from flakeproxy.config.replays import Session
+from flakeproxy.config.yamlsource import parse_yaml
+from flakeproxy.errors import ConfigError
+
+SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def _files(source: str, near: Path) -> list[Path]:
+    path = Path(source) if Path(source).is_absolute() else near / source
+    if any(ch in source for ch in "*?["):
+        found = sorted(Path(p) for p in glob.glob(str(path), recursive=True))
+        return [p for p in found if p.is_file() and p.suffix in SUFFIXES]
+    if path.is_dir():
+        return sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in SUFFIXES)
+    if not path.exists():
+        raise ConfigError(f"{source}: no such session file or folder (looked at {path}); fix the path in sources")
+    return [path]
+
+
+def load_session_file(path: Path) -> list[Session]:
+    """The sessions of one file; a mapping is one session, a list is several."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path}: cannot read the session file ({e})") from e
+    source = parse_yaml(text, str(path))
+    items = source.data if isinstance(source.data, list) else [source.data]
+    sessions = []
+    for n, item in enumerate(items):
+        if not isinstance(item, dict):
+            got = "an empty file" if item is None else f"a {type(item).__name__}"
+            raise ConfigError(f"{path} line 1: a session must be a mapping with id: and input:, got {got}")
+        try:
+            sessions.append(Session.model_validate(item))
+        except ValidationError as e:
+            message = explain(e, source, Session)
+            if isinstance(source.data, list):  # the error's key path is within item n
+                message = message.replace(f"{path} line", f"{path} (session {n + 1}) line", 1)
+            raise ConfigError(message) from e
+    return sessions
+
+
+def load_sessions(sources: Iterable[str], near: Path) -> list[tuple[Session, str]]:
+    """Every session of the sources (files, folders, globs relative to `near`), with the file it came from."""
+    out: list[tuple[Session, str]] = []
+    for source in sources:
+        files = _files(source, near)
+        if not files:
+            raise ConfigError(f"{source}: no session files (*.yaml, *.yml, *.json) there; fix the path or glob")
+        for path in files:
+            out += [(s, str(path)) for s in load_session_file(path)]
+    ids = [s.id for s, _ in out]
+    twice = sorted({i for i in ids if ids.count(i) > 1})
+    if twice:
+        raise ConfigError(f"session id {twice[0]!r} is used by more than one session; give each an id of its own")
+    return out
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:80] or "session"
+
+
+def write_session(folder: Path, session: Session) -> Path:
+    """Write a session as <folder>/<slug of its id>.yaml (a suffix if the name is taken); its path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    base = slug(session.id)
+    path, n = folder / f"{base}.yaml", 1
+    while path.exists():
+        n += 1
+        path = folder / f"{base}-{n}.yaml"
+    data = session.model_dump(mode="json", exclude_defaults=True)
+    data = {"id": session.id, "input": session.input, **data}
+    header = "# a flakeproxy replay session (flakeproxy replay run); secrets are redacted\n"
+    path.write_text(header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=120), encoding="utf-8")
+    return path

@@ -1,0 +1,126 @@
+"""Judge replayed sessions (pure): the contract's invariants on each replayed answer, then the replay score.
+
+A session is ERROR when a request found no recording under `unmatched: error` (the session no longer
+describes the agent: the report names each such request by target and URL), or when the agent errored.
+Otherwise every applicable contract invariant judges the answer: any fail fails it, else any error errors
+it. Its weight is the sum of the severity weights (3/2/1/1) of those invariants; the score is the
+weighted pass rate over the sessions. `expected_failure: true` inverts the outcome of a judged session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from flakeproxy.config import FlakeproxyConfig, Scenario
+from flakeproxy.config.replays import ReplayOptions, Session
+from flakeproxy.invariants import SEVERITY_WEIGHTS
+from flakeproxy.judging import Context
+from flakeproxy.pillars import CALM, judge_item, weighted_rate
+from flakeproxy.results import (
+    Episode,
+    PillarItem,
+    PillarResult,
+    ReplayResult,
+    ReplaySessionResult,
+)
+
+
+@dataclass(frozen=True)
+class Replayed:
+    """What the proxy said about one replayed episode."""
+
+    served: int = 0
+    unused: int = 0
+    unmatched: list[str] = field(default_factory=list)
+
+
+def judge_session(
+    config: FlakeproxyConfig,
+    session: Session,
+    source: str,
+    episode: Episode,
+    replayed: Replayed,
+    options: ReplayOptions,
+    scenario: Scenario | None = None,
+) -> ReplaySessionResult:
+    invariants = config.contract.invariants if config.contract else []
+    scenario = scenario or CALM
+    applicable = [i for i in invariants if scenario.applies(i.when)]
+    weight = float(sum(SEVERITY_WEIGHTS[i.severity] for i in applicable)) or 1.0
+    same = None if session.answer is None else session.answer == episode.answer
+    base = ReplaySessionResult(
+        session=session.id,
+        source=source,
+        episode=episode.id,
+        outcome="error",
+        reason="",
+        weight=weight,
+        expected_failure=session.expected_failure,
+        served=replayed.served,
+        unused=replayed.unused,
+        unmatched=replayed.unmatched,
+        answer_matches_recording=same,
+    )
+    if replayed.unmatched and options.unmatched == "error":
+        first = replayed.unmatched[0]
+        more = f" (+{len(replayed.unmatched) - 1} more)" if len(replayed.unmatched) > 1 else ""
+        reason = f"unmatched request {first}{more}: the session no longer describes the agent; record it again"
+        return base.model_copy(update={"reason": reason})
+    if not applicable:
+        return base.model_copy(update={"reason": "no contract invariant applies: add a contract: to judge replays"})
+    item = judge_item(applicable, scenario, episode, Context(config, {episode.id: episode}), session.id, weight)
+    outcome, reason = item.outcome, item.reason
+    if session.expected_failure and outcome in ("pass", "fail"):
+        outcome = "pass" if outcome == "fail" else "fail"
+        reason = (
+            f"expected failure still happens: {reason}"
+            if outcome == "pass"
+            else "expected failure did not happen: every invariant holds; drop expected_failure"
+        )
+    return base.model_copy(update={"outcome": outcome, "reason": reason, "verdicts": item.verdicts})
+
+
+def replay_result(sessions: Sequence[ReplaySessionResult], options: ReplayOptions) -> ReplayResult:
+    items = [_item(s) for s in sessions]
+    score = weighted_rate(items)
+    good = sum(1 for s in sessions if s.outcome == "pass")
+    summary = f"{good}/{len(sessions)} sessions hold"
+    unmatched = sum(len(s.unmatched) for s in sessions)
+    if unmatched:
+        summary += f"; {unmatched} unmatched request(s)"
+    passed = bool(sessions) and all(s.outcome in ("pass", "not_applicable") for s in sessions)
+    return ReplayResult(
+        score=score,
+        passed=passed,
+        verdict="PASS" if passed else "FAIL",
+        summary=summary,
+        options=options.model_dump(mode="json"),
+        sessions=list(sessions),
+    )
+
+
+def _item(session: ReplaySessionResult) -> PillarItem:
+    return PillarItem(
+        episode=session.episode or "",
+        label=session.session,
+        weight=session.weight,
+        outcome=session.outcome,
+        reason=session.reason,
+        verdicts=session.verdicts,
+    )
+
+
+def replay_pillar(result: ReplayResult, weight: float) -> PillarResult:
+    """The ci pillar: the replay score, weight counts in the summary."""
+    weights = sum(s.weight for s in result.sessions)
+    summary = f"{result.summary} (severity weight {weights:g} over {len(result.sessions)} sessions)"
+    return PillarResult(
+        name="replay",
+        ran=True,
+        score=result.score,
+        weight=weight,
+        passed=result.passed,
+        summary=summary,
+        items=[_item(s) for s in result.sessions],
+    )

@@ -1,0 +1,129 @@
+"""Acceptance: record the demo's careful agent, replay it with the upstreams idle or stopped, change it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from flakeproxy.config import load_config
+from flakeproxy.results import RunResult
+from flakeproxy.runner.engine import run_contract_async
+from flakeproxy.runner.replay import run_replay_async
+from tests.replay.demo_world import PROMPTS, Counter, DemoWorld, counting_upstream, new_world, serving
+from tests.support.loops import LoopThread
+
+
+@pytest.fixture(scope="module")
+def thread() -> Iterator[LoopThread]:
+    loop = LoopThread("demo-world")
+    yield loop
+    loop.close()
+
+
+@pytest.fixture(scope="module")
+def recorded(thread: LoopThread, tmp_path_factory: pytest.TempPathFactory) -> tuple[DemoWorld, Path, RunResult]:
+    """The careful agent's contract run for 2 prompts, recorded into sessions/ (upstreams stopped after)."""
+    folder = tmp_path_factory.mktemp("record")
+    world, counter = new_world(thread), Counter([])
+    with serving(thread, counting_upstream(counter), world.upstream_port), serving(thread, world.agent()) as agent:
+        path = world.config(folder, agent)
+        result = asyncio.run(
+            run_contract_async(load_config(path), str(path), folder / "out", record=folder / "sessions")
+        )
+    assert counter.requests, "the recording run reached no upstream"
+    return world, folder / "sessions", result
+
+
+def replay(world: DemoWorld, folder: Path, sessions: Path, agent_port: int, **replays: object) -> RunResult:
+    path = world.config(folder, agent_port, replays={"sources": [str(sessions)], **replays})
+    return asyncio.run(run_replay_async(load_config(path), str(path), folder / "out"))
+
+
+@pytest.mark.timeout(120)
+def test_a_recorded_run_replays_identically_with_no_upstream_request(
+    recorded: tuple[DemoWorld, Path, RunResult], thread: LoopThread, tmp_path: Path
+) -> None:
+    world, sessions, original = recorded
+    files = sorted(sessions.glob("*.yaml"))
+    assert len(files) == 2
+    answers = {e.prompt: e.answer for e in original.episodes}
+    assert sorted(yaml.safe_load(f.read_text())["input"] for f in files) == sorted(PROMPTS)
+    # the upstreams up but idle: they get nothing
+    counter = Counter([])
+    with serving(thread, counting_upstream(counter), world.upstream_port), serving(thread, world.agent()) as agent:
+        idle = replay(world, tmp_path / "idle", sessions, agent)
+    assert counter.requests == [], "an upstream was called during the replay"
+    # the upstreams stopped: the same answers
+    with serving(thread, world.agent()) as agent:
+        stopped = replay(world, tmp_path / "stopped", sessions, agent)
+    for result in (idle, stopped):
+        assert result.replay is not None and result.replay.passed, result.replay
+        replayed = {e.prompt: e.answer for e in result.episodes}
+        assert replayed == answers and all(answers.values())
+        assert [s.answer_matches_recording for s in result.replay.sessions] == [True, True]
+        assert all(s.served == 4 and s.unmatched == [] for s in result.replay.sessions), result.replay.sessions
+
+
+@pytest.mark.timeout(120)
+def test_an_agent_calling_another_tool_url_makes_the_session_error_naming_the_request(
+    recorded: tuple[DemoWorld, Path, RunResult], thread: LoopThread, tmp_path: Path
+) -> None:
+    world, sessions, _ = recorded
+    with serving(thread, world.agent(tools_path="/v2")) as agent:
+        result = replay(world, tmp_path, sessions, agent)
+    assert result.replay is not None and not result.replay.passed
+    for session in result.replay.sessions:
+        assert session.outcome == "error", session
+        wanted = f"GET http://127.0.0.1:{world.upstream_port}/v2/v1/quotes?symbol=AAPL (no target; listener tools)"
+        assert session.unmatched == [wanted]
+        assert wanted in session.reason
+
+
+@pytest.mark.timeout(120)
+def test_ci_with_replays_shows_the_replay_pillar_and_its_weights(
+    recorded: tuple[DemoWorld, Path, RunResult], thread: LoopThread, tmp_path: Path
+) -> None:
+    from flakeproxy.reports.terminal import render
+    from flakeproxy.runner.ci import run_ci_async
+
+    world, sessions, _ = recorded
+    with serving(thread, world.agent()) as agent:  # upstreams stopped: the replay still serves
+        path = world.config(tmp_path, agent, replays={"sources": [str(sessions)]})
+        result = asyncio.run(run_ci_async(load_config(path), str(path), tmp_path / "out"))
+    assert result.ci is not None
+    pillar = next(p for p in result.ci.pillars if p.name == "replay")
+    assert pillar.ran and pillar.score == 100.0 and pillar.weight == 0.10, pillar
+    # the contract's invariants that apply when calm: always-cite-source (critical 3) and max-latency (medium 1)
+    assert [i.weight for i in pillar.items] == [4.0, 4.0]
+    assert "2/2 sessions hold (severity weight 8 over 2 sessions)" in pillar.summary
+    assert pillar.share > 0.10, "absent pillars' weight is spread over the replay pillar too"
+    assert "mutation, chaos absent" in (result.ci.redistribution or "")
+    assert "replay" in render(result) and "2/2 sessions hold" in render(result)
+
+
+@pytest.mark.timeout(120)
+def test_export_from_results_json_writes_sessions_that_replay(
+    recorded: tuple[DemoWorld, Path, RunResult], thread: LoopThread, tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    world, _, original = recorded
+    results = tmp_path / "results.json"
+    results.write_text(original.model_dump_json())
+    export = [sys.executable, "-m", "flakeproxy", "replay", "export", "--from", str(results), "-o"]
+    done = subprocess.run([*export, str(tmp_path / "all")], capture_output=True, text=True, timeout=60)
+    failed = subprocess.run([*export, str(tmp_path / "failed"), "--failed"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and failed.returncode == 0, done.stderr + failed.stderr
+    files = sorted((tmp_path / "all").glob("*.yaml"))
+    assert len(files) == 2 and "exported 0 sessions (failing episodes" in failed.stderr
+    data = yaml.safe_load(files[0].read_text())
+    assert any("SSE event timing is not kept" in n for n in data["notes"])
+    with serving(thread, world.agent()) as agent:
+        result = replay(world, tmp_path / "replay", tmp_path / "all", agent, speed=0)
+    assert result.replay is not None and result.replay.passed, result.replay
+    assert {e.prompt: e.answer for e in result.episodes} == {e.prompt: e.answer for e in original.episodes}
