@@ -75,7 +75,8 @@ class ReplayHook:
 async def run_replays(
     run: ContractRun, runner: EpisodeRunner, new: Callable[..., Episode], sessions: Found
 ) -> ReplayResult:
-    """Every session once, one at a time, under replays.scenario (or calm); judged and scored."""
+    """Every session once, under replays.scenario (or calm: each episode carries its scenario into the proxy),
+    as many at once as the run's attribution allows; judged and scored."""
     config = run.config
     options = ReplayOptions.model_validate(
         config.replays.model_dump(include=set(ReplayOptions.model_fields)) if config.replays else {}
@@ -94,9 +95,7 @@ async def run_replays(
         hook.sessions[episode.id] = session
         episodes.append(episode)
     run.progress(f"replay: {len(sessions)} sessions (match {options.match}, unmatched {options.unmatched})")
-    await run._set_scenario(scenario)
-    await run._episodes(runner, episodes, 1, len(episodes))
-    await run._set_scenario(None)
+    await run._episodes(runner, episodes, run._concurrency(), len(episodes))
     runner.hooks.remove(hook)
     judged = [
         judge_session(config, s, origin, run.done[e.id], hook.replayed.get(e.id, Replayed()), options, scenario)
