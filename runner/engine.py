@@ -68,9 +68,14 @@ class ContractRun:
         print(line, file=sys.stderr)
         self.result.warnings.append(line.removeprefix("warning: "))
 
+    def _in_order(self) -> list[Episode]:
+        """The episodes in, in plan order (e1, e2, ...) whatever order they finished in: verdicts, coverage and
+        results.json are then the same at any concurrency."""
+        return sorted(self.done.values(), key=lambda e: int(e.id[1:]))
+
     def _write(self, force: bool = True) -> None:
         if force or time.monotonic() - self._written >= WRITE_EVERY_S:
-            self.result.episodes = sorted(self.done.values(), key=lambda e: int(e.id[1:]))
+            self.result.episodes = self._in_order()
             write(self.result, self.output)
             self._written = time.monotonic()
 
@@ -199,7 +204,7 @@ class ContractRun:
         if self.shard is not None:
             return []
         scenario = self.config.scenario(name)
-        done = list(self.done.values())
+        done = self._in_order()
         note = describe(scenario_coverage(scenario, done, self.result.unattributed_journal))
         if note:
             self.warn(note)
@@ -242,7 +247,7 @@ class ContractRun:
             self._score()
 
     def _score(self) -> None:
-        self.result.coverage = coverage(self.config, list(self.done.values()), self.result.unattributed_journal)
+        self.result.coverage = coverage(self.config, self._in_order(), self.result.unattributed_journal)
         self.result.score = score_contract(self.config, self.result.cells, self.result.coverage)
 
     async def _stop(self) -> None:
