@@ -10,7 +10,8 @@ x-flakeproxy-cell (header), or the W3C traceparent it was sent (trace), or forwa
 each call their own slot's listeners (slots: proxy.slots 8, agent.slots).
 
 Columns: invocations (agent runs, each one paid on a real LLM), wall (the whole run, with the proxy's start
-and stop), episodes (the episode phase: first agent call received to last answered, timed by the agent),
+and stop), episodes (the episode phase: first agent call received to last answered, timed by the agent,
+which runs in its own process with the tool API),
 ideal (invocations x latency / at once), x ideal (episodes / ideal), vs cell (per-cell one at a time's
 episode phase / this one's).
 """
@@ -21,10 +22,11 @@ import argparse
 import asyncio
 import json
 import socket
+import subprocess
 import sys
 import tempfile
-import threading
 import time
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,25 +61,13 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def serve(app: web.Application, port: int) -> None:
-    loop = asyncio.new_event_loop()
-
-    async def start() -> None:
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", port).start()
-
-    loop.run_until_complete(start())
-    threading.Thread(target=loop.run_forever, daemon=True).start()
-
-
 @dataclass
 class Agent:
     """The bench agent: one tool call through the proxy, then 200 ms of 'thinking'; it times its answers."""
 
     tools: str
     forward: tuple[str, ...] = ()
-    spans: list[tuple[float, float]] = field(default_factory=list)
+    spans: list[tuple[float, float]] = field(default_factory=list)  # (received, answered), monotonic
     session: ClientSession | None = None
 
     async def chat(self, request: web.Request) -> web.Response:
@@ -95,9 +85,17 @@ class Agent:
     async def reset(self, request: web.Request) -> web.Response:
         return web.json_response({"ok": True})
 
+    async def bench(self, request: web.Request) -> web.Response:
+        """{forward: [...]}: what to forward from now on (spans cleared); null: the spans so far."""
+        body = await request.json()
+        if body is None:
+            return web.json_response(self.spans)
+        self.forward, self.spans = tuple(body["forward"]), []
+        return web.json_response({"ok": True})
+
     def app(self) -> web.Application:
         app = web.Application()
-        app.add_routes([web.post("/chat", self.chat), web.post("/reset", self.reset)])
+        app.add_routes([web.post("/chat", self.chat), web.post("/reset", self.reset), web.post("/bench", self.bench)])
         return app
 
 
@@ -125,32 +123,24 @@ class World:
     tool_port: int = field(default_factory=free_port)
     listen: str = field(default_factory=lambda: f"127.0.0.1:{free_port()}")
     slot_listen: list[str] = field(default_factory=lambda: [f"127.0.0.1:{free_port()}" for _ in range(AT_ONCE)])
-    shared: Agent | None = None
     shared_url: str = ""
-    replicas: list[tuple[Agent, str]] = field(default_factory=list)
+    replica_urls: list[str] = field(default_factory=list)
+    process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
-        async def quote(request: web.Request) -> web.Response:
-            return web.json_response({"price": 189.5})
+        """The tool API and the agents in their own process (as deployed agents are), all on one event loop."""
+        ports = [free_port() for _ in range(1 + len(self.slot_listen))]
+        spec = {"tool_port": self.tool_port, "agents": [[p, t] for p, t in zip(ports, self.tools_urls(), strict=True)]}
+        self.process = subprocess.Popen([sys.executable, __file__, "--serve", json.dumps(spec)], stdout=subprocess.PIPE)
+        assert self.process.stdout is not None and self.process.stdout.readline().startswith(b"serving")
+        self.shared_url, *urls = (f"http://127.0.0.1:{p}" for p in ports)
+        self.replica_urls = urls
 
-        tools = web.Application()
-        tools.add_routes([web.get("/v1/quotes", quote)])
-        serve(tools, self.tool_port)
-        self.shared = Agent(f"http://{self.listen}")
-        self.shared_url = self._serve(self.shared)
-        for address in self.slot_listen:
-            agent = Agent(f"http://{address}")
-            self.replicas.append((agent, self._serve(agent)))
+    def tools_urls(self) -> list[str]:
+        return [f"http://{self.listen}"] + [f"http://{address}" for address in self.slot_listen]
 
-    @staticmethod
-    def _serve(agent: Agent) -> str:
-        port = free_port()
-        serve(agent.app(), port)
-        return f"http://127.0.0.1:{port}"
-
-    def agents(self, mode: Mode) -> list[Agent]:
-        assert self.shared is not None
-        return [a for a, _ in self.replicas] if mode.attribution == "slots" else [self.shared]
+    def agents(self, mode: Mode) -> list[str]:
+        return self.replica_urls if mode.attribution == "slots" else [self.shared_url]
 
     def config(self, mode: Mode) -> dict[str, Any]:
         agent: dict[str, Any] = {
@@ -163,7 +153,9 @@ class World:
         listener = {"name": "tools", "listen": self.listen, "upstream": f"http://127.0.0.1:{self.tool_port}"}
         proxy: dict[str, Any] = {"admin": f"127.0.0.1:{free_port()}", "listeners": [listener]}
         if mode.attribution == "slots":
-            agent["slots"] = [{"endpoint": f"{url}/chat", "reset_endpoint": f"{url}/reset"} for _, url in self.replicas]
+            agent["slots"] = [
+                {"endpoint": f"{url}/chat", "reset_endpoint": f"{url}/reset"} for url in self.replica_urls
+            ]
             listener["slot_listen"] = self.slot_listen
             proxy["slots"] = AT_ONCE
         return {
@@ -174,7 +166,9 @@ class World:
             "golden_prompts": [f"prompt {n}" for n in range(PROMPTS)],
             "contract": {
                 "name": "bench",
-                "invariants": [{"id": f"cite-{n}", "type": "regex", "pattern": "(?i)source"} for n in range(INVARIANTS)],
+                "invariants": [
+                    {"id": f"cite-{n}", "type": "regex", "pattern": "(?i)source"} for n in range(INVARIANTS)
+                ],
             },
             "chaos_matrix": [{"name": "calm"}]
             + [{"name": f"fault-{n}", "tool_faults": [{"tool": "quotes", **f}]} for n, f in enumerate(FAULTS)],
@@ -202,10 +196,8 @@ class Row:
 
 def measure(world: World, mode: Mode) -> Row:
     agents = world.agents(mode)
-    forward = FORWARDS.get(mode.attribution, ())
-    for agent in agents:
-        agent.spans.clear()
-        agent.forward = forward
+    for url in agents:
+        post(f"{url}/bench", {"forward": FORWARDS.get(mode.attribution, ())})  # and forget the last spans
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.json"
         path.write_text(json.dumps(world.config(mode)))
@@ -214,10 +206,42 @@ def measure(world: World, mode: Mode) -> Row:
         wall = time.monotonic() - start
     assert result.score is not None and result.score.passed, result.score
     assert result.unattributed_requests == 0, result.unattributed_requests
-    spans = [s for agent in agents for s in agent.spans]
+    spans = [s for url in agents for s in post(f"{url}/bench", None)]
     assert len(spans) == result.agent_invocations, (len(spans), result.agent_invocations)
     episodes = max(end for _, end in spans) - min(start for start, _ in spans)
     return Row(mode, result.agent_invocations, wall, episodes)
+
+
+def post(url: str, body: Any) -> Any:
+    """The bench agent's own endpoint: set what it forwards (and clear its spans), or (None) read its spans."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    request = urllib.request.Request(url, json.dumps(body).encode(), {"content-type": "application/json"})
+    with opener.open(request, timeout=10) as r:
+        return json.load(r)
+
+
+def serve_agents(spec: dict[str, Any]) -> None:
+    """The agent process: the tool API and every agent on one loop; prints 'serving' once they listen."""
+
+    async def quote(request: web.Request) -> web.Response:
+        return web.json_response({"price": 189.5})
+
+    async def main() -> None:
+        tools = web.Application()
+        tools.add_routes([web.get("/v1/quotes", quote)])
+        await start_app(tools, spec["tool_port"])
+        for port, tools_url in spec["agents"]:
+            await start_app(Agent(tools_url).app(), port)
+        print("serving", flush=True)
+        await asyncio.Event().wait()
+
+    asyncio.run(main())
+
+
+async def start_app(app: web.Application, port: int) -> None:
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
 
 
 HEAD = ["mode", "at once", "invocations", "wall s", "episodes s", "ideal s", "x ideal", "vs cell"]
@@ -247,7 +271,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--repeat", type=int, default=1, help="runs of the whole table (figures are noisy)")
     parser.add_argument("--modes", default=",".join(m.name for m in MODES), help="comma-separated subset")
+    parser.add_argument("--serve", help=argparse.SUPPRESS)  # the agent process
     args = parser.parse_args()
+    if args.serve:
+        serve_agents(json.loads(args.serve))
+        return
     wanted = [m for m in MODES if m.name in args.modes.split(",")]
     world = World()
     world.start()
@@ -262,6 +290,9 @@ def main() -> None:
         for mode in wanted:
             rows.append(measure(world, mode))
             print(render(rows[-1], rows[0]), flush=True)
+    assert world.process is not None
+    world.process.terminate()
+    world.process.wait(10)
 
 
 if __name__ == "__main__":

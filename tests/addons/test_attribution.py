@@ -42,7 +42,7 @@ def clean(world: tuple[Upstream, Proxy]) -> None:
 
 
 def test_open_cells_each_run_their_own_scenario(world: tuple[Upstream, Proxy]) -> None:
-    up, proxy = world
+    _up, proxy = world
     control, url = proxy.control, proxy.listeners["tools"]
     proxy.control.scenario("limited")  # the active scenario: only cells that follow it use it
     down = control.ok("POST", "/cells", {"label": "d", "scenario": "down"})["id"]

@@ -5,6 +5,7 @@ episodes of any scenarios run at once and every request is tied to its episode b
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import socket
@@ -180,9 +181,7 @@ def assert_attributed(result: RunResult) -> dict[str, int]:
 
 def verdicts(result: RunResult) -> list[tuple[Any, ...]]:
     """Every cell's outcome and its per-episode verdicts, and each episode's answer and faults."""
-    cells = [
-        (c.scenario, c.invariant, c.outcome, [(v.episode, v.outcome) for v in c.verdicts]) for c in result.cells
-    ]
+    cells = [(c.scenario, c.invariant, c.outcome, [(v.episode, v.outcome) for v in c.verdicts]) for c in result.cells]
     episodes = [(e.id, e.scenario, e.answer, e.error, [f["kind"] for f in e.faults()]) for e in result.episodes]
     return [*cells, *episodes]
 
@@ -226,7 +225,7 @@ def test_a_command_agent_as_four_slots_is_exact_and_overlaps_scenarios(tmp_path:
     assert overlapping, spans
     one_spans = intervals(one_at_a_time)
     order = sorted(one_spans.values())
-    assert all(x[1] <= y[0] for x, y in zip(order, order[1:], strict=False)), "one at a time never overlaps"
+    assert all(x[1] <= y[0] for x, y in itertools.pairwise(order)), "one at a time never overlaps"
     assert slotted.unattributed_requests == one_at_a_time.unattributed_requests == 0
 
 
@@ -377,9 +376,19 @@ HTTP = {"type": "http", "endpoint": "http://127.0.0.1:9/chat", "request_template
         ),
         (base_yaml(proxy={"slots": 6, "slot_port_step": 10000}), "past port 65535"),
         (
-            base_yaml(proxy={"slots": 2, "listeners": [
-                {"name": "tools", "listen": "127.0.0.1:18701", "upstream": "http://x:9", "slot_listen": ["127.0.0.1:1"]}
-            ]}),  # fmt: skip
+            base_yaml(
+                proxy={
+                    "slots": 2,
+                    "listeners": [
+                        {
+                            "name": "tools",
+                            "listen": "127.0.0.1:18701",
+                            "upstream": "http://x:9",
+                            "slot_listen": ["127.0.0.1:1"],
+                        }
+                    ],
+                }
+            ),
             "slot_listen has 1 address(es) and proxy.slots is 2",
         ),
         (base_yaml(run={"attribution": "slots"}, proxy={"slots": 2}, agent=HTTP), "one replica per slot"),
