@@ -48,7 +48,8 @@ def listener_modes(config: FlakeproxyConfig) -> dict[str, str]:
 
 
 def slot_modes(config: FlakeproxyConfig) -> dict[str, tuple[str, int]]:
-    """mitmproxy mode spec -> (listener name, slot) for every slot's copy of every listener."""
+    """mitmproxy mode spec -> (listener name, slot) for every slot's copy of every listener (slot 0 of a listener
+    placed by slot_port_step is the listener itself, so its requests belong to slot 0)."""
     upstreams = {lst.name: lst.upstream for lst in config.proxy.listeners}
     out = {}
     for k in range(config.proxy.slots):
@@ -132,10 +133,10 @@ class ProxyServer:
         self.modes = listener_modes(config)
         self.slots = {spec: k for spec, (_, k) in slot_modes(config).items()}
         self.injector, self.journal = Injector(target_specs(config)), Journal(redactor=Redactor(config.redact))
-        self.addresses = {
-            f"{name}@{self.slots[spec]}" if spec in self.slots else name: spec.rsplit("@", 1)[1]
-            for spec, name in self.modes.items()
-        }
+        # slot 0 of a listener placed by slot_port_step is the listener itself: one mode, both names
+        self.addresses = {lst.name: lst.listen for lst in config.proxy.listeners}
+        self.addresses.update({"forward": config.proxy.forward} if config.proxy.forward else {})
+        self.addresses.update({f"{name}@{k}": spec.rsplit("@", 1)[1] for spec, (name, k) in slot_modes(config).items()})
         self.api = ControlApi(config, self.injector, self.journal, self.token, lambda: dict(self.addresses))
         self.recorder = Recorder(Redactor(config.redact), record)  # record and replay: whole exchanges per cell
         self.replayer = Replayer(self.injector.targets, Redactor(config.redact))

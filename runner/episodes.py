@@ -79,9 +79,13 @@ class EpisodeRunner:
         return scenario.model_dump(mode="json", exclude_defaults=True)
 
     def _urls(self, slot: int | None) -> dict[str, str]:
-        if slot is None:
-            return {}
-        return {name: f"http://{address}" for name, address in self.config.proxy.slot_addresses(slot).items()}
+        """Listener name -> URL for the agent: its slot's copies, or (not slotted) the listeners themselves, so
+        one agent config ({url:NAME}, FLAKEPROXY_URL_<NAME>) runs both ways; a port-0 listener has no URL."""
+        proxy = self.config.proxy
+        if slot is not None:
+            return {name: f"http://{address}" for name, address in proxy.slot_addresses(slot).items()}
+        own = {lst.name: lst.listen for lst in proxy.listeners} | ({"forward": proxy.forward} if proxy.forward else {})
+        return {name: f"http://{address}" for name, address in own.items() if not address.endswith(":0")}
 
     def _mocks(self) -> list[HttpMockService]:
         return [s for s in self.config.services.values() if isinstance(s, HttpMockService) and s.record]

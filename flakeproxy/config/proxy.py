@@ -91,7 +91,11 @@ class ProxyConfig(StrictModel):
         "listeners belongs to the episode slot k runs. 0: no slots.",
     )
     slot_port_step: int = Field(
-        100, ge=1, le=10000, description="Slot k of a listener listens on its port + k x this (unless slot_listen)."
+        100,
+        ge=1,
+        le=10000,
+        description="Slot k of a listener listens on its port + k x this (unless slot_listen): slot 0 is the "
+        "listener itself.",
     )
     resolve: dict[str, HostPort] = Field(
         default_factory=dict,
@@ -110,8 +114,9 @@ class ProxyConfig(StrictModel):
         self._check_slots()
         addresses = [listener.listen for listener in self.listeners] + [self.admin]
         addresses += [self.forward] if self.forward else []
-        for k in range(self.slots):
-            addresses += [a for a in self.slot_addresses(k).values()]
+        own = {lst.name: lst.listen for lst in self.listeners} | {"forward": self.forward}
+        for k in range(self.slots):  # slot 0 placed by slot_port_step is the listener itself, not a second one
+            addresses += [a for name, a in self.slot_addresses(k).items() if a != own[name]]
         for address in addresses:
             if addresses.count(address) > 1 and not address.endswith(":0"):
                 raise ValueError(f"address {address} is used twice; each listener needs its own port")

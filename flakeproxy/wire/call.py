@@ -28,7 +28,7 @@ def current_cell() -> str | None:
 
 def listener_url(name: str) -> str | None:
     """For a python agent run in slots: the URL of listener `name` in the slot of the episode it is answering
-    for (None outside a slotted run: use the listener's own address)."""
+    for; outside slots, the listener's own URL (None outside an episode, or for a listener on port 0)."""
     return CURRENT_URLS.get().get(name)
 
 

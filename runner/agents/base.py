@@ -39,10 +39,10 @@ class Invocation:
         return env
 
     def fill(self, text: str) -> str:
-        """{slot} and {url:NAME} (this slot's URL of listener NAME) in a command argument or variable."""
-        if self.slot is None:
-            return text
-        text = text.replace("{slot}", str(self.slot))
+        """{slot} and {url:NAME} (this slot's URL of listener NAME; outside slots, the listener's own) in a
+        command argument or variable."""
+        if self.slot is not None:
+            text = text.replace("{slot}", str(self.slot))
         for name, url in self.urls.items():
             text = text.replace(f"{{url:{name}}}", url)
         return text
