@@ -27,6 +27,7 @@ class Pending:
     exchange: Exchange
     speed: float
     started: float  # time.monotonic() when the request reached the proxy
+    sent: float  # time.monotonic() when the proxy pointed it here
 
 
 async def _until(started: float, at_ms: float | None, speed: float) -> None:
@@ -46,7 +47,7 @@ class ReplayUpstream:
 
     def register(self, exchange: Exchange, speed: float, started: float) -> str:
         token = f"r{next(self._ids)}"
-        self.pending[token] = Pending(exchange, speed, started)
+        self.pending[token] = Pending(exchange, speed, started, time.monotonic())
         return token
 
     async def start(self) -> None:
@@ -69,7 +70,11 @@ class ReplayUpstream:
         pending = self.pending.pop(request.headers.get(REPLAY_HEADER, ""), None)
         if pending is None:
             return web.json_response({"error": "flakeproxy replay: no recorded answer registered"}, status=502)
-        x, speed, started = pending.exchange, pending.speed, pending.started
+        x, speed = pending.exchange, pending.speed
+        # what reaches the agent goes back through the proxy: one hop more than in the recording, which was
+        # stamped where the proxy passed it on. That hop takes about as long as this request's way here did, so
+        # every moment is moved earlier by it (the recorded gaps between events are kept as they were).
+        started = pending.started - (time.monotonic() - pending.sent)
         if x.status is None:
             await _until(started, x.latency_ms, speed)
             if request.transport is not None:
