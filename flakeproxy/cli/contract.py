@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from flakeproxy.cli.options import config_option
+from flakeproxy.cli.options import config_option, record_option
 from flakeproxy.cli.running import run_and_report
 from flakeproxy.config import load_config
 from flakeproxy.config.warnings import config_warnings
@@ -123,12 +123,9 @@ def _shard(shard: str | None, shards: int | None) -> tuple[int, int] | None:
     help="Run shard I/N of the episodes only (e.g. 2/4; env FLAKEPROXY_SHARD); flakeproxy merge judges them all.",
 )
 @click.option("--shards", type=click.IntRange(1, 1000), help="N shards, this one chosen by JOB_COMPLETION_INDEX.")
-@click.option(
-    "--record",
-    metavar="DIR",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Write one replay session file per episode into DIR: the prompt, the answer and every exchange on the "
-    "wire, whole, SSE events with their timing, secrets redacted (flakeproxy replay run replays them).",
+@record_option(
+    "Write one replay session file per episode into DIR: the prompt, the answer and every exchange on the "
+    "wire, whole, SSE events with their timing."
 )
 def run_contract_command(
     config_path: str,

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
 import click
 
 config_option = click.option(
@@ -14,3 +18,13 @@ config_option = click.option(
     type=click.Path(dir_okay=False),
     help="The flakeproxy.yaml to use (env: FLAKEPROXY_CONFIG).",
 )
+
+
+def record_option(what: str) -> Callable[[Any], Any]:
+    """--record DIR: write replay session files into DIR; `what` says which (per episode, per cell)."""
+    return click.option(
+        "--record",
+        metavar="DIR",
+        type=click.Path(file_okay=False, path_type=Path),
+        help=f"{what} Secrets are redacted as in the journal; flakeproxy replay run replays them.",
+    )

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from flakeproxy.cli.options import config_option
+from flakeproxy.cli.options import config_option, record_option
 from flakeproxy.config import load_config
 
 
@@ -23,12 +23,9 @@ from flakeproxy.config import load_config
 @click.option(
     "--token", envvar="FLAKEPROXY_TOKEN", help="Require this bearer token on the control API (default: proxy.token)."
 )
-@click.option(
-    "--record",
-    metavar="DIR",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Record every exchange, whole, into one replay session file per cell in DIR (written when the cell "
-    "ends; traffic of no cell at shutdown). Secrets are redacted as in the journal.",
+@record_option(
+    "Record every exchange, whole, into one replay session file per cell in DIR (written when the cell "
+    "ends; traffic of no cell at shutdown)."
 )
 def proxy(config_path: str, admin: str | None, token: str | None, record: Path | None) -> None:
     """Run the proxy: a reverse listener per proxy.listeners entry, and the control API.
