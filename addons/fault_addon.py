@@ -220,6 +220,8 @@ class FaultAddon:
         if state.watch is not None and state.watch.expired:
             message = state.watch.expired
         entry.error = entry.error or message
+        if state.ended and state.transform is not None and not state.finished:
+            state.transform.abandoned()  # the stream was ended early for the agent, and the upstream never ended
         if state.coverage is not None and (flow.response is None or self._timed_out(state)):
             state.coverage.upstream_failed(message)
         self._finish(flow, state, self._client_status(flow, state))

@@ -141,6 +141,14 @@ class WatchedStream:
             self._pending.clear()
             self._note()
 
+    def abandoned(self) -> None:
+        """The exchange ended (the agent left) after the transform had ended the stream and before the upstream
+        ended it: whatever the upstream still had to send never reached the agent, so the stream was cut."""
+        if self.transform.done and not self._cut:
+            self._cut = True
+            self._pending.clear()
+            self._note()
+
     def _check_cut(self, ended: bool = False) -> None:
         """Cut: input the transform never consumed (it stopped, or the stream ended mid-event)."""
         if self._cut or not (self.transform.done or ended):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -115,3 +116,23 @@ def test_an_upstream_that_fails_first_leaves_the_fault_unapplied() -> None:
         seen, fault = ask(proxy, {"mode": "truncated_response", "max_tokens": 3}, stream=False)
     assert seen.status == 502 and fault["applied"] is False
     assert fault["not_applied_reason"].startswith("the upstream failed before the fault could apply: ")
+
+
+def test_a_stream_cut_counts_when_the_agent_leaves_before_the_upstream_sends_the_rest() -> None:
+    """The cut lands on an event boundary (one event per chunk, 0.3 s apart) and the agent hangs up as soon as
+    its body ended, before the upstream's next event: the agent still missed the rest, so the fault applied."""
+    with (
+        RunningUpstream(event_gap_s=0.3) as up,
+        running_proxy(config_for({"llm": up.url, "tools": up.url}, TARGETS)) as proxy,
+    ):
+        proxy.control.scenario("s", llm_faults=[{"mode": "stream_cut", "after_events": 2}])
+        cell = proxy.control.begin()
+        body = json.dumps({"model": "m", "stream": True, "messages": [{"role": "user", "content": "AAPL?"}]})
+        seen = fetch(proxy.listeners["llm"], CHAT, "POST", body.encode(), {"content-type": "application/json"})
+        assert not read("openai", seen).terminal
+        deadline = time.monotonic() + 10
+        while not (entries := proxy.control.ok("GET", f"/journal?cell={cell}")["entries"])[0]["complete"]:
+            assert time.monotonic() < deadline, entries
+            time.sleep(0.02)
+    fault = entries[0]["fault"]
+    assert fault["applied"] is True and "stream ended after 2 events" in fault["effect"], fault
