@@ -38,9 +38,12 @@ def recorded(thread: LoopThread, tmp_path_factory: pytest.TempPathFactory) -> tu
     return world, folder / "sessions", result
 
 
-def replay(world: DemoWorld, folder: Path, sessions: Path, agent_port: int, **replays: object) -> RunResult:
+def replay(
+    world: DemoWorld, folder: Path, sessions: Path, agent_port: int, lines: list[str] | None = None, **replays: object
+) -> RunResult:
     path = world.config(folder, agent_port, replays={"sources": [str(sessions)], **replays})
-    return asyncio.run(run_replay_async(load_config(path), str(path), folder / "out"))
+    progress = (lines if lines is not None else []).append
+    return asyncio.run(run_replay_async(load_config(path), str(path), folder / "out", progress=progress))
 
 
 @pytest.mark.timeout(120)
@@ -58,8 +61,12 @@ def test_a_recorded_run_replays_identically_with_no_upstream_request(
         idle = replay(world, tmp_path / "idle", sessions, agent)
     assert counter.requests == [], "an upstream was called during the replay"
     # the upstreams stopped: the same answers
+    lines: list[str] = []
     with serving(thread, world.agent()) as agent:
-        stopped = replay(world, tmp_path / "stopped", sessions, agent)
+        stopped = replay(world, tmp_path / "stopped", sessions, agent, lines)
+    # each episode's progress line names its session, not a prompt index that is only its place in the list
+    ids = sorted(f.stem for f in files)
+    assert sorted(line.split("] replay ")[1].split(":")[0] for line in lines[1:]) == ids, lines
     for result in (idle, stopped):
         assert result.replay is not None and result.replay.passed, result.replay
         replayed = {e.prompt: e.answer for e in result.episodes}
