@@ -134,3 +134,23 @@ def test_export_from_results_json_writes_sessions_that_replay(
         result = replay(world, tmp_path / "replay", tmp_path / "all", agent, speed=0)
     assert result.replay is not None and result.replay.passed, result.replay
     assert {e.prompt: e.answer for e in result.episodes} == {e.prompt: e.answer for e in original.episodes}
+
+
+@pytest.mark.timeout(120)
+def test_a_recorded_chaos_episode_says_its_responses_are_the_faulted_ones(thread: LoopThread, tmp_path: Path) -> None:
+    """Its session serves the fault the agent received (a 503 here) as if the upstream had answered it, so it
+    says so in its notes, as an exported session of the same episode does; a calm episode's has no such note."""
+    world = new_world(thread)
+    with serving(thread, counting_upstream(Counter([])), world.upstream_port), serving(thread, world.agent()) as agent:
+        path = world.config(tmp_path, agent)
+        data = yaml.safe_load(path.read_text())
+        data["golden_prompts"] = PROMPTS[:1]
+        down = {"name": "tool-down", "tool_faults": [{"tool": "market_data_api", "mode": "error", "error_code": 503}]}
+        data["chaos_matrix"].append(down)
+        path.write_text(yaml.safe_dump(data, sort_keys=False))
+        asyncio.run(run_contract_async(load_config(path), str(path), tmp_path / "out", record=tmp_path / "sessions"))
+    notes = {f.stem: yaml.safe_load(f.read_text()).get("notes") for f in (tmp_path / "sessions").glob("*.yaml")}
+    assert notes == {
+        "no-chaos-p0-r0": None,
+        "tool-down-p0-r0": ["recorded under scenario tool-down; faults applied on the wire: tool_faults[0] error"],
+    }
