@@ -154,3 +154,24 @@ def test_a_recorded_chaos_episode_says_its_responses_are_the_faulted_ones(thread
         "no-chaos-p0-r0": None,
         "tool-down-p0-r0": ["recorded under scenario tool-down; faults applied on the wire: tool_faults[0] error"],
     }
+
+
+@pytest.mark.timeout(120)
+def test_a_tool_fault_layered_on_a_replay_names_itself_not_the_agent_as_the_change(
+    recorded: tuple[DemoWorld, Path, RunResult], thread: LoopThread, tmp_path: Path
+) -> None:
+    """replays.scenario with a tool fault: the agent sends the LLM the changed tool answer, which no recording
+    has. The same agent: the reason says the layered faults changed its requests, and what to do."""
+    world, sessions, _ = recorded
+    with serving(thread, world.agent()) as agent:
+        path = world.config(tmp_path, agent, replays={"sources": [str(sessions)], "scenario": "tool-drift", "speed": 0})
+        data = yaml.safe_load(path.read_text())
+        drift = [{"tool": "market_data_api", "mode": "schema_drift", "rename": {"price": "last"}}]
+        data["chaos_matrix"].append({"name": "tool-drift", "tool_faults": drift})
+        path.write_text(yaml.safe_dump(data, sort_keys=False))
+        result = asyncio.run(run_replay_async(load_config(path), str(path), tmp_path / "out"))
+    assert result.replay is not None
+    for session in result.replay.sessions:
+        assert session.outcome == "error" and session.unmatched, session
+        assert "the faults of scenario tool-drift applied" in session.reason, session.reason
+        assert "replays.llm: live" in session.reason and "no longer describes the agent" not in session.reason
