@@ -152,8 +152,9 @@ class ProxyServer:
         on_warning: Callable[[str], None] = _stderr,
     ) -> None:
         """Serve until shut down; raise InfrastructureError if a port is taken or mitmproxy cannot start."""
-        for spec, name in self.modes.items():
-            _check_free(f"listener {name}", spec.rsplit("@", 1)[1])
+        for spec, name in self.modes.items():  # a slot's copy says which slot: its port is one no one wrote
+            slot = f", slot {self.slots[spec]}" if self.slots.get(spec) else ""
+            _check_free(f"listener {name}{slot}", spec.rsplit("@", 1)[1])
         _check_free("control API", self.admin)
         tls = tls_options(self.config)
         if self.config.proxy.insecure_skip_upstream_verify:

@@ -274,7 +274,11 @@ def _line(n: int, total: int, episode: Episode) -> str:
     what = f"agent error: {episode.error}" if episode.error else f"answered in {episode.latency_ms / 1000:.1f} s"
     applied = len(episode.faults())
     faults = f", {applied} fault{'s' if applied != 1 else ''} applied" if applied else ""
-    return f"[{n:>{len(str(total))}}/{total}] {where} p{episode.prompt_index} r{episode.replica}: {what}{faults}"
+    if episode.purpose == "replay":  # its prompt index is only its place in the list: name the session
+        where, of = f"replay {episode.label.removeprefix('replay | ')}", ""
+    else:
+        of = f" p{episode.prompt_index} r{episode.replica}"
+    return f"[{n:>{len(str(total))}}/{total}] {where}{of}: {what}{faults}"
 
 
 async def run_contract_async(

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from flakeproxy.config.replays import Exchange, Session
 from flakeproxy.errors import ConfigError
+from flakeproxy.replay.export import fault_notes
 from flakeproxy.replay.files import slug, write_session
 from flakeproxy.results import Episode
 from flakeproxy.runner.control import ControlClient
@@ -40,6 +41,7 @@ class RecordHook:
             contract=self.contract,
             answer=episode.answer,
             exchanges=[Exchange.model_validate(x) for x in data["exchanges"]],
+            notes=fault_notes(episode),
         )
         self.written.append(write_session(self.folder, session))
 

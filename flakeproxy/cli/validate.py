@@ -31,4 +31,11 @@ def validate(config_path: str) -> None:
     config = load_config(config_path)
     for warning in config_warnings(config):
         click.echo(f"warning: {warning}", err=True)
-    click.echo(f"{config_path}: valid ({summary(config)})")
+    replays = ""
+    if config.replays is not None:  # its session files too: a broken one would fail ci and replay run (exit 2)
+        from flakeproxy.runner.replay import check_replay, gather_sessions
+
+        sessions = gather_sessions(config, config_path)
+        check_replay(config, config_path, sessions)
+        replays = f", {len(sessions)} replay session{'s' if len(sessions) != 1 else ''}"
+    click.echo(f"{config_path}: valid ({summary(config)}{replays})")

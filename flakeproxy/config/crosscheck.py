@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -197,9 +198,32 @@ def _check_slots(config: FlakeproxyConfig) -> None:
         )
 
 
+URL_PLACEHOLDER = re.compile(r"\{url:([^}]*)\}")
+
+
+def _check_url_placeholders(config: FlakeproxyConfig) -> None:
+    """{url:NAME} in a command agent's command, env, cwd or reset_command names a listener (else it would reach
+    the agent as the literal text, and its calls would go nowhere)."""
+    agent = config.agent
+    if agent is None or agent.type != "command":
+        return
+    places: list[tuple[Loc, str]] = [(("agent", "command", i), a) for i, a in enumerate(agent.command)]
+    places += [(("agent", "env", k), v) for k, v in agent.env.items()]
+    places += [(("agent", "reset_command", i), a) for i, a in enumerate(agent.reset_command or [])]
+    places += [(("agent", "cwd"), agent.cwd)] if agent.cwd else []
+    listeners = [listener.name for listener in config.proxy.listeners]
+    for loc, text in places:
+        for name in URL_PLACEHOLDER.findall(text):
+            if name not in listeners:
+                raise CrossCheckError(
+                    loc, f"{{url:{name}}} names no listener; valid: {_choices(listeners)}", f"{{url:{name}}}"
+                )
+
+
 def cross_check(config: FlakeproxyConfig) -> None:
     """Raise CrossCheckError for the first cross-section problem found."""
     _check_slots(config)
+    _check_url_placeholders(config)
     _check_targets(config)
     _check_matrix(config)
     _check_invariants(config)

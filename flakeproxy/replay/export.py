@@ -20,6 +20,14 @@ def failing_episodes(result: RunResult) -> set[str]:
     return ids
 
 
+def fault_notes(episode: Episode) -> list[str]:
+    """The note a session of a chaos episode carries: its responses are the faulted ones the agent received."""
+    faults = sorted({f"{f.get('section')}[{f.get('index')}] {f.get('kind')}" for f in episode.faults()})
+    if not faults:
+        return []
+    return [f"recorded under scenario {episode.scenario}; faults applied on the wire: {', '.join(faults)}"]
+
+
 def session_of(episode: Episode, contract: str | None) -> Session:
     exchanges = [exchange_from_entry(e) for e in episode.journal]
     notes = []
@@ -29,9 +37,7 @@ def session_of(episode: Episode, contract: str | None) -> Session:
         notes.append("exported from results.json: a response body was over the journal's 64 KiB cap and is cut")
     if any(int(e.get("request_bytes") or 0) > len(str(e.get("request_body") or "")) for e in episode.journal):
         notes.append("exported from results.json: a request body was capped; match it with match: order or args")
-    faults = sorted({f"{f.get('section')}[{f.get('index')}] {f.get('kind')}" for f in episode.faults()})
-    if faults:
-        notes.append(f"recorded under scenario {episode.scenario}; faults applied on the wire: {', '.join(faults)}")
+    notes += fault_notes(episode)
     return Session(
         id=slug(episode.label),
         name=episode.label,

@@ -66,6 +66,12 @@ def judge_session(
         first = replayed.unmatched[0]
         more = f" (+{len(replayed.unmatched) - 1} more)" if len(replayed.unmatched) > 1 else ""
         reason = f"unmatched request {first}{more}: the session no longer describes the agent; record it again"
+        if episode.faults() and scenario is not CALM:  # the layered faults, not the agent, may have changed them
+            reason = (
+                f"unmatched request {first}{more}: the faults of scenario {scenario.name} applied, so the agent's"
+                " next requests differ from the recording (a tool fault changes what it sends the LLM); layer"
+                " tool faults with replays.llm: live, or record the session again"
+            )
         return base.model_copy(update={"reason": reason})
     if not applicable:
         return base.model_copy(update={"reason": "no contract invariant applies: add a contract: to judge replays"})

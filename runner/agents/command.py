@@ -14,6 +14,14 @@ from flakeproxy.errors import InfrastructureError
 from flakeproxy.runner.agents.base import Invocation, Reply, clip, invocation, telling_line
 
 
+async def _kill(process: asyncio.subprocess.Process) -> None:
+    """Kill the agent's whole process group (it runs in a session of its own, so a Ctrl-C at the terminal
+    does not reach it) and reap it."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    await process.wait()
+
+
 class CommandAdapter:
     def __init__(self, config: CommandAgent) -> None:
         self.config = config
@@ -48,10 +56,11 @@ class CommandAdapter:
         try:
             out, err = await asyncio.wait_for(process.communicate(stdin), self.config.timeout_ms / 1000)
         except TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            await process.wait()
+            await _kill(process)
             return None, b"", b""
+        except BaseException:  # cancelled (Ctrl-C, SIGTERM, a sibling failed): the agent must not outlive the run
+            await _kill(process)
+            raise
         return process.returncode, out, err
 
     async def invoke(self, prompt: str, how: Invocation | str | None = None) -> Reply:

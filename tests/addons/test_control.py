@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from tests.support.http import Seen, fetch
+from tests.support.loops import free_port
 from tests.support.proxy import Control, Proxy, config_for, running_proxy
 from tests.support.upstream import RunningUpstream, Upstream
 
@@ -292,5 +293,27 @@ def test_port_in_use_is_one_line_and_exit_3(tmp_path: Path) -> None:
     assert out.returncode == 3
     assert out.stderr == (
         f"error: cannot listen on 127.0.0.1:{port} (listener tools): Address already in use; "
+        "stop what uses it or pick another port\n"
+    )
+
+
+def test_a_slots_port_in_use_names_the_slot(tmp_path: Path) -> None:
+    """Slot 2's port is one the config never wrote (listen + 2 x slot_port_step): the line says which slot."""
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        data = yaml.safe_load(config_for({"tools": "http://127.0.0.1:9"}, TARGETS))
+        data["proxy"]["slots"] = 3
+        data["proxy"]["listeners"][0]["slot_listen"] = [f"127.0.0.1:{free_port()}" for _ in range(2)]
+        data["proxy"]["listeners"][0]["slot_listen"].append(f"127.0.0.1:{port}")
+        path = tmp_path / "c.yaml"
+        path.write_text(yaml.safe_dump(data))
+        out = subprocess.run(
+            [sys.executable, "-m", "flakeproxy", "proxy", "-c", str(path)], capture_output=True, text=True, timeout=30
+        )
+    assert out.returncode == 3
+    assert out.stderr == (
+        f"error: cannot listen on 127.0.0.1:{port} (listener tools, slot 2): Address already in use; "
         "stop what uses it or pick another port\n"
     )

@@ -81,6 +81,11 @@ def test_a_bad_session_file_is_one_line_and_exit_2(tmp_path: Path, text: str, wa
     bad.write_text(text)
     with world(tmp_path) as w:
         done = replay_cli(w.config, str(bad))
-    assert done.returncode == 2, done.stderr
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"error: {bad}") and wanted in lines[0], done.stderr
+        # the same file in replays.sources: validate says so, as ci and replay run would (not "valid", then exit 2)
+        w.config.write_text(yaml.safe_dump({**w.data, "replays": {"sources": ["bad.yaml"]}}))
+        validate = [sys.executable, "-m", "flakeproxy", "validate", "-c", str(w.config)]
+        checked = subprocess.run(validate, capture_output=True, text=True, timeout=60)
+    for out in (done, checked):
+        assert out.returncode == 2, out.stdout + out.stderr
+        lines = out.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"error: {bad}") and wanted in lines[0], out.stderr

@@ -38,9 +38,12 @@ def recorded(thread: LoopThread, tmp_path_factory: pytest.TempPathFactory) -> tu
     return world, folder / "sessions", result
 
 
-def replay(world: DemoWorld, folder: Path, sessions: Path, agent_port: int, **replays: object) -> RunResult:
+def replay(
+    world: DemoWorld, folder: Path, sessions: Path, agent_port: int, lines: list[str] | None = None, **replays: object
+) -> RunResult:
     path = world.config(folder, agent_port, replays={"sources": [str(sessions)], **replays})
-    return asyncio.run(run_replay_async(load_config(path), str(path), folder / "out"))
+    progress = (lines if lines is not None else []).append
+    return asyncio.run(run_replay_async(load_config(path), str(path), folder / "out", progress=progress))
 
 
 @pytest.mark.timeout(120)
@@ -58,8 +61,12 @@ def test_a_recorded_run_replays_identically_with_no_upstream_request(
         idle = replay(world, tmp_path / "idle", sessions, agent)
     assert counter.requests == [], "an upstream was called during the replay"
     # the upstreams stopped: the same answers
+    lines: list[str] = []
     with serving(thread, world.agent()) as agent:
-        stopped = replay(world, tmp_path / "stopped", sessions, agent)
+        stopped = replay(world, tmp_path / "stopped", sessions, agent, lines)
+    # each episode's progress line names its session, not a prompt index that is only its place in the list
+    ids = sorted(f.stem for f in files)
+    assert sorted(line.split("] replay ")[1].split(":")[0] for line in lines[1:]) == ids, lines
     for result in (idle, stopped):
         assert result.replay is not None and result.replay.passed, result.replay
         replayed = {e.prompt: e.answer for e in result.episodes}
@@ -127,3 +134,44 @@ def test_export_from_results_json_writes_sessions_that_replay(
         result = replay(world, tmp_path / "replay", tmp_path / "all", agent, speed=0)
     assert result.replay is not None and result.replay.passed, result.replay
     assert {e.prompt: e.answer for e in result.episodes} == {e.prompt: e.answer for e in original.episodes}
+
+
+@pytest.mark.timeout(120)
+def test_a_recorded_chaos_episode_says_its_responses_are_the_faulted_ones(thread: LoopThread, tmp_path: Path) -> None:
+    """Its session serves the fault the agent received (a 503 here) as if the upstream had answered it, so it
+    says so in its notes, as an exported session of the same episode does; a calm episode's has no such note."""
+    world = new_world(thread)
+    with serving(thread, counting_upstream(Counter([])), world.upstream_port), serving(thread, world.agent()) as agent:
+        path = world.config(tmp_path, agent)
+        data = yaml.safe_load(path.read_text())
+        data["golden_prompts"] = PROMPTS[:1]
+        down = {"name": "tool-down", "tool_faults": [{"tool": "market_data_api", "mode": "error", "error_code": 503}]}
+        data["chaos_matrix"].append(down)
+        path.write_text(yaml.safe_dump(data, sort_keys=False))
+        asyncio.run(run_contract_async(load_config(path), str(path), tmp_path / "out", record=tmp_path / "sessions"))
+    notes = {f.stem: yaml.safe_load(f.read_text()).get("notes") for f in (tmp_path / "sessions").glob("*.yaml")}
+    assert notes == {
+        "no-chaos-p0-r0": None,
+        "tool-down-p0-r0": ["recorded under scenario tool-down; faults applied on the wire: tool_faults[0] error"],
+    }
+
+
+@pytest.mark.timeout(120)
+def test_a_tool_fault_layered_on_a_replay_names_itself_not_the_agent_as_the_change(
+    recorded: tuple[DemoWorld, Path, RunResult], thread: LoopThread, tmp_path: Path
+) -> None:
+    """replays.scenario with a tool fault: the agent sends the LLM the changed tool answer, which no recording
+    has. The same agent: the reason says the layered faults changed its requests, and what to do."""
+    world, sessions, _ = recorded
+    with serving(thread, world.agent()) as agent:
+        path = world.config(tmp_path, agent, replays={"sources": [str(sessions)], "scenario": "tool-drift", "speed": 0})
+        data = yaml.safe_load(path.read_text())
+        drift = [{"tool": "market_data_api", "mode": "schema_drift", "rename": {"price": "last"}}]
+        data["chaos_matrix"].append({"name": "tool-drift", "tool_faults": drift})
+        path.write_text(yaml.safe_dump(data, sort_keys=False))
+        result = asyncio.run(run_replay_async(load_config(path), str(path), tmp_path / "out"))
+    assert result.replay is not None
+    for session in result.replay.sessions:
+        assert session.outcome == "error" and session.unmatched, session
+        assert "the faults of scenario tool-drift applied" in session.reason, session.reason
+        assert "replays.llm: live" in session.reason and "no longer describes the agent" not in session.reason

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.conftest import REPO
 from tests.runner.world import cli, sigterm_mid_run, world
@@ -90,3 +94,51 @@ def test_sigterm_writes_the_results_and_stops_the_proxy(tmp_path: Path) -> None:
     partial = json.loads(results.read_text())
     assert partial["complete"] is False and partial["interrupted_by"] and partial["episodes"]
     assert proxy.returncode == 1, "the proxy child is still running"
+
+
+HANGING_AGENT = """
+import os, pathlib, sys, time
+pathlib.Path(sys.argv[1], f"{os.getpid()}.pid").write_text("")
+time.sleep(600)  # an agent that never answers: only the runner can end it
+"""
+
+
+def _alive(pid: int) -> bool:
+    """Running, not a zombie waiting for a parent to reap it."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+def test_ctrl_c_in_a_slotted_run_kills_the_command_agents_it_started(tmp_path: Path) -> None:
+    """The command agents run in sessions of their own (a timeout kills their group), so a Ctrl-C at the
+    terminal reaches only the runner: it must kill the ones still running, and say nothing but its one line."""
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    agent = {"type": "command", "command": [sys.executable, "-c", HANGING_AGENT, str(pids)], "timeout_ms": 120000}
+    with world(tmp_path, agent_config=agent, run={"attribution": "slots"}) as w:
+        w.data["proxy"]["slots"] = 2
+        for listener in w.data["proxy"]["listeners"]:
+            listener["slot_listen"] = [listener["listen"], f"127.0.0.1:{free_port()}"]
+        w.config.write_text(yaml.safe_dump(w.data))
+        run = subprocess.Popen(
+            [sys.executable, "-m", "flakeproxy", "contract", "run", "-c", str(w.config)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 60
+        while len(list(pids.iterdir())) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        started = [int(p.stem) for p in pids.iterdir()]
+        assert len(started) == 2, "the two slots' agents did not start"
+        os.kill(run.pid, signal.SIGINT)
+        _out, err = run.communicate(timeout=30)
+    assert run.returncode == 130, err
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+    assert err.strip().splitlines()[-1].startswith("error: interrupted by SIGINT; the results so far are in")
+    assert [pid for pid in started if _alive(pid)] == [], "agents outlived the run"
+    partial = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert partial["complete"] is False and partial["interrupted_by"]

@@ -392,6 +392,11 @@ HTTP = {"type": "http", "endpoint": "http://127.0.0.1:9/chat", "request_template
             "slot_listen has 1 address(es) and proxy.slots is 2",
         ),
         (base_yaml(run={"attribution": "slots"}, proxy={"slots": 2}, agent=HTTP), "one replica per slot"),
+        (  # a misspelt listener would reach the agent as the literal text: its calls would go nowhere
+            base_yaml(agent={"type": "command", "command": ["node", "a.js"], "env": {"TOOLS_URL": "{url:tool}"}}),
+            "agent.env.TOOLS_URL: {url:tool} names no listener; valid: tools",
+        ),
+        (base_yaml(agent={"type": "command", "command": ["a", "--llm={url:llm}/v1"]}), "agent.command[1]: {url:llm}"),
     ],
 )
 def test_slot_config_errors_are_one_line(tmp_path: Path, data: dict[str, Any], says: str) -> None:
