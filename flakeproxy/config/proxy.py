@@ -112,14 +112,20 @@ class ProxyConfig(StrictModel):
             if names.count(name) > 1:
                 raise ValueError(f"listener name {name!r} is used twice; give each listener its own name")
         self._check_slots()
-        addresses = [listener.listen for listener in self.listeners] + [self.admin]
-        addresses += [self.forward] if self.forward else []
+        where = [(lst.listen, f"listener {lst.name!r}") for lst in self.listeners] + [(self.admin, "admin")]
+        where += [(self.forward, "the forward listener")] if self.forward else []
         own = {lst.name: lst.listen for lst in self.listeners} | {"forward": self.forward}
         for k in range(self.slots):  # slot 0 placed by slot_port_step is the listener itself, not a second one
-            addresses += [a for name, a in self.slot_addresses(k).items() if a != own[name]]
-        for address in addresses:
-            if addresses.count(address) > 1 and not address.endswith(":0"):
-                raise ValueError(f"address {address} is used twice; each listener needs its own port")
+            where += [(a, f"slot {k} of {name!r}") for name, a in self.slot_addresses(k).items() if a != own[name]]
+        seen: dict[str, str] = {}
+        for address, what in where:
+            if address in seen and not address.endswith(":0"):
+                fix = "; raise proxy.slot_port_step or give slot_listen" if "slot" in what + seen[address] else ""
+                raise ValueError(
+                    f"address {address} is used twice ({seen[address]} and {what}); each listener needs its own "
+                    f"port{fix}"
+                )
+            seen[address] = what
         for name, address in self.resolve.items():
             if not is_loopback_host(split_host_port(address)[0]):
                 raise ValueError(

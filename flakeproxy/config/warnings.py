@@ -143,6 +143,17 @@ def slot_concurrency(config: FlakeproxyConfig) -> list[str]:
     return []
 
 
+def unused_slots(config: FlakeproxyConfig) -> list[str]:
+    """Slots of listeners a run will not use: the runner ties requests to episodes by slot only with attribution:
+    slots (a sidecar's own config, without an agent, may list slots for a runner elsewhere)."""
+    if config.agent is not None and config.proxy.slots and config.run.attribution != "slots":
+        return [
+            f"proxy.slots {config.proxy.slots}: the slot listeners are opened, but run.attribution is "
+            f"{config.run.attribution}, so no episode runs on a slot; set run.attribution: slots or drop proxy.slots"
+        ]
+    return []
+
+
 def config_warnings(config: FlakeproxyConfig) -> list[str]:
     """Every warning for config, one line each, in a stable order."""
     return (
@@ -150,5 +161,6 @@ def config_warnings(config: FlakeproxyConfig) -> list[str]:
         + stream_only_faults(config)
         + unattributed_concurrency(config)
         + slot_concurrency(config)
+        + unused_slots(config)
         + forward_proxy(config)
     )

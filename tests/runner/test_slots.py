@@ -392,6 +392,20 @@ HTTP = {"type": "http", "endpoint": "http://127.0.0.1:9/chat", "request_template
             "slot_listen has 1 address(es) and proxy.slots is 2",
         ),
         (base_yaml(run={"attribution": "slots"}, proxy={"slots": 2}, agent=HTTP), "one replica per slot"),
+        (  # slot 1 of 'a' at its port + 1 lands on listener 'b': the message says which two, and the fix
+            base_yaml(
+                proxy={
+                    "slots": 2,
+                    "slot_port_step": 1,
+                    "listeners": [
+                        {"name": "a", "listen": "127.0.0.1:18701", "upstream": "http://x:9"},
+                        {"name": "b", "listen": "127.0.0.1:18702", "upstream": "http://x:9"},
+                    ],
+                }
+            ),
+            "address 127.0.0.1:18702 is used twice (listener 'b' and slot 1 of 'a'); each listener needs its own "
+            "port; raise proxy.slot_port_step or give slot_listen",
+        ),
         (  # a misspelt listener would reach the agent as the literal text: its calls would go nowhere
             base_yaml(agent={"type": "command", "command": ["node", "a.js"], "env": {"TOOLS_URL": "{url:tool}"}}),
             "agent.env.TOOLS_URL: {url:tool} names no listener; valid: tools",
@@ -409,6 +423,8 @@ def test_validate_mentions_the_slots_and_warns_on_unattributed_concurrency(tmp_p
     slotted = validate(tmp_path, base_yaml(run={"attribution": "slots"}, proxy={"slots": 4}))
     assert slotted.returncode == 0, slotted.stderr
     assert "4 slots" in slotted.stdout and "ignored" not in slotted.stderr
+    unused = validate(tmp_path, base_yaml(run={"attribution": "trace"}, proxy={"slots": 4}))
+    assert unused.returncode == 0 and "no episode runs on a slot; set run.attribution: slots" in unused.stderr
     unattributed = validate(tmp_path, base_yaml(run={"concurrency": 4}))
     assert unattributed.returncode == 0
     warning = [line for line in unattributed.stderr.splitlines() if "run.concurrency 4 ignored" in line]
