@@ -7,10 +7,10 @@ from pathlib import Path
 
 import click
 
-from flakeproxy.cli.options import config_option
+from flakeproxy.cli.options import config_option, formats_option
 from flakeproxy.cli.running import run_and_report
 from flakeproxy.config import load_config
-from flakeproxy.reports import DEFAULT_FORMATS, parse_formats
+from flakeproxy.reports import parse_formats
 from flakeproxy.results import RunResult
 
 
@@ -23,13 +23,7 @@ from flakeproxy.results import RunResult
     help="Fail when the overall score (0-100) is below this (default scoring.min_overall).",
 )
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
-@click.option(
-    "--format",
-    "formats",
-    default=",".join(DEFAULT_FORMATS),
-    show_default=True,
-    help="Reports to write next to results.json: junit, html, md, terminal, or none.",
-)
+@formats_option()
 def ci(config_path: str, output: str | None, min_score: float | None, quiet: bool, formats: str) -> None:
     """Run every configured pillar once: contract (the matrix), chaos (top-level chaos: judged by
     invariants:), mutation (mutations: of the golden prompts, judged by invariants:), replay (the

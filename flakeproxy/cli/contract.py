@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from flakeproxy.cli.options import config_option, record_option
+from flakeproxy.cli.options import config_option, formats_option, record_option
 from flakeproxy.cli.running import run_and_report
 from flakeproxy.config import load_config
 from flakeproxy.config.warnings import config_warnings
@@ -79,14 +79,7 @@ run_options = [
     ),
     click.option("--seed", type=int, help="Override run.seed."),
     click.option("--concurrency", type=click.IntRange(1, 64), help="Override run.concurrency."),
-    click.option(
-        "--format",
-        "formats",
-        default=",".join(DEFAULT_FORMATS),
-        show_default=True,
-        help="Reports to write next to results.json: a comma-separated list of junit (junit.xml), html "
-        "(report.html), md (summary.md), terminal (report.txt), or none.",
-    ),
+    formats_option(),
 ]
 
 

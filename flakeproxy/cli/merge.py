@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
-from flakeproxy.cli.options import config_option
+from flakeproxy.cli.options import config_option, formats_option
 from flakeproxy.cli.running import write_reports
 from flakeproxy.config import load_config
-from flakeproxy.reports import DEFAULT_FORMATS, parse_formats
+from flakeproxy.reports import parse_formats
 
 
 @click.command()
@@ -18,7 +18,7 @@ from flakeproxy.reports import DEFAULT_FORMATS, parse_formats
 @click.option(
     "-o", "--output", type=click.Path(file_okay=False), help="Folder for the merged results (default run.output)."
 )
-@click.option("--format", "formats", default=",".join(DEFAULT_FORMATS), show_default=True, help="Reports to write.")
+@formats_option()
 def merge(config_path: str, shards: tuple[str, ...], output: str | None, formats: str) -> None:
     """Combine the results.json of every shard (files, or folders holding one) of `contract run --shard I/N`
     into one results.json whose cells, score and exit code are those of the unsharded run. Refuses shards

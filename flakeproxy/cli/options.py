@@ -28,3 +28,17 @@ def record_option(what: str) -> Callable[[Any], Any]:
         type=click.Path(file_okay=False, path_type=Path),
         help=f"{what} Secrets are redacted as in the journal; flakeproxy replay run replays them.",
     )
+
+
+def formats_option() -> Callable[[Any], Any]:
+    """--format: the reports written next to results.json (default junit, html, md)."""
+    from flakeproxy.reports import DEFAULT_FORMATS
+
+    return click.option(
+        "--format",
+        "formats",
+        default=",".join(DEFAULT_FORMATS),
+        show_default=True,
+        help="Reports to write next to results.json: a comma-separated list of junit (junit.xml), html "
+        "(report.html), md (summary.md), terminal (report.txt), or none.",
+    )

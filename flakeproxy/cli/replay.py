@@ -7,9 +7,10 @@ from pathlib import Path
 
 import click
 
-from flakeproxy.cli.options import config_option
+from flakeproxy.cli.options import config_option, formats_option
 from flakeproxy.cli.running import run_and_report
 from flakeproxy.config import load_config
+from flakeproxy.reports import parse_formats
 from flakeproxy.results import RunResult
 
 
@@ -27,6 +28,7 @@ def replay() -> None:
 @click.option("--speed", type=click.FloatRange(0), help="Override replays.speed (1 recorded timing, 0 no delays).")
 @click.option("--llm", type=click.Choice(["replay", "live"]), help="Override replays.llm (live: the real LLM answers).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
+@formats_option()
 def run_command(
     config_path: str,
     paths: tuple[str, ...],
@@ -36,6 +38,7 @@ def run_command(
     speed: float | None,
     llm: str | None,
     quiet: bool,
+    formats: str,
 ) -> None:
     """Send each session's input to the agent while the proxy serves the session's recorded responses
     instead of the upstreams (LLM too, unless replays.llm: live); the contract's invariants judge each
@@ -61,7 +64,7 @@ def run_command(
         result: RunResult = await run_replay_async(config, config_path, out, progress, paths)
         return result
 
-    result = run_and_report(start, out, [], quiet)
+    result = run_and_report(start, out, parse_formats(formats), quiet)
     assert result.replay is not None
     for s in result.replay.sessions:
         same = {True: "; answer as recorded", False: "; answer differs from the recording", None: ""}

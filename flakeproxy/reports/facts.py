@@ -13,26 +13,39 @@ from flakeproxy.results import CellResult, Episode, FaultCoverage, RunResult, Sc
 OUTCOME_WORD = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "not_applicable": "n/a"}
 
 
+def replay_only(result: RunResult) -> bool:
+    """A `flakeproxy replay run`: sessions replayed, no contract matrix, no ci pillars."""
+    return result.replay is not None and result.ci is None and result.score is None
+
+
 def verdict(result: RunResult) -> str:
-    """PASS, FAIL, or INCOMPLETE for a run that stopped before it was scored (ci: the overall verdict)."""
+    """PASS, FAIL, or INCOMPLETE for a run that stopped before it was scored (ci: the overall verdict; replay
+    run: the replay verdict)."""
     if result.ci is not None:
         return result.ci.verdict
+    if result.replay is not None and replay_only(result) and result.complete:
+        return result.replay.verdict
     if result.score is None:
         return "INCOMPLETE"
     return result.score.verdict
 
 
 def title(result: RunResult) -> str:
-    """What ran: the contract's name, and `ci` when the run was the four pillars."""
+    """What ran: the contract's name, and `ci` when the run was the four pillars, `replay` for a replay run."""
     if result.ci is not None:
         return f"ci: {result.contract}" if result.contract else "ci"
+    if replay_only(result):
+        return f"replay: {result.contract}" if result.contract else "replay"
     return result.contract or "flakeproxy run"
 
 
 def headline(result: RunResult) -> tuple[str, str]:
-    """The number at the top and what it is: the ci overall, or the resilience score."""
+    """The number at the top and what it is: the ci overall, the replay score, or the resilience score."""
     if result.ci is not None:
         return (f"{result.ci.overall:.1f}%" if result.ci.overall is not None else "not scored"), "overall score"
+    if result.replay is not None and replay_only(result):
+        score = result.replay.score
+        return (f"{score:.1f}%" if score is not None else "not scored"), "replay score"
     return score_text(result), "resilience score"
 
 

@@ -30,6 +30,16 @@ def _header(result: RunResult) -> str:
     )
     note = facts.interruption(result)
     banner = f'<p class="banner"><b>Interrupted.</b> {esc(note)}</p>' if note else ""
+    if facts.replay_only(result):
+        return (
+            top
+            + banner
+            + (
+                '<p class="intro">flakeproxy sent each recorded session\'s input to the agent under test while the '
+                "proxy served the session's recorded responses instead of the real LLM and tools, and judged each "
+                f"answer with the contract's invariants. {result.agent_invocations} agent invocations.</p>"
+            )
+        )
     intro = (
         f'<p class="intro">flakeproxy ran the agent under test through {len(result.scenarios)} scenarios that '
         f"break its LLM, tool or MCP calls on purpose, and judged what it did against {len(result.invariants)} "
@@ -75,7 +85,31 @@ def _pillars(result: RunResult) -> str:
     )
 
 
+def _replays(result: RunResult) -> str:
+    """The replayed sessions: outcome, source, what the proxy served, the requests no recording matched."""
+    if result.replay is None or not result.replay.sessions:
+        return ""
+    rows = []
+    for s in result.replay.sessions:
+        unmatched = "".join(f"<br><small>unmatched: {esc(u)}</small>" for u in s.unmatched[:20])
+        same = {True: "as recorded", False: "differs", None: ""}[s.answer_matches_recording]
+        rows.append(
+            f'<tr><td><span class="badge o-{esc(s.outcome)}">{esc(facts.OUTCOME_WORD[s.outcome])}</span></td>'
+            f"<th scope=row>{esc(s.session)}</th><td>{esc(s.source)}</td><td class=num>{s.served}</td>"
+            f"<td class=num>{s.unused}</td><td>{esc(same)}</td><td>{esc(s.reason)}{unmatched}</td></tr>"
+        )
+    score = "not scored" if result.replay.score is None else f"{result.replay.score:.1f}%"
+    return (
+        f'<h2 id="replay">Replay</h2><p class="intro">Replay score {esc(score)} {esc(result.replay.verdict)}: '
+        f'{esc(result.replay.summary)}</p><div class="scroll"><table><thead><tr><th></th><th>session</th>'
+        "<th>source</th><th>served</th><th>unused</th><th>answer</th><th>reason</th></tr></thead><tbody>"
+        f"{''.join(rows)}</tbody></table></div>"
+    )
+
+
 def _matrix(result: RunResult) -> str:
+    if facts.replay_only(result) and not result.cells:
+        return ""  # a replay run: its sessions are the table
     index = {(c.invariant, c.scenario): n for n, c in enumerate(result.cells)}
     head = "".join(f'<th scope="col">{esc(s)}</th>' for s in result.scenarios)
     rows = []
@@ -154,6 +188,8 @@ def _flaky(result: RunResult) -> str:
 
 
 def _cells(result: RunResult) -> str:
+    if facts.replay_only(result) and not result.cells:
+        return ""
     anchors = episode_anchors(result)
     order = {"fail": 0, "error": 1, "pass": 2}
     judged = [
@@ -186,7 +222,18 @@ def _warnings(result: RunResult) -> str:
     return '<h2 id="warnings">Warnings</h2><ul>' + "".join(f"<li>{esc(w)}</li>" for w in result.warnings) + "</ul>"
 
 
-SECTIONS: tuple[Section, ...] = (_header, _reasons, _pillars, _matrix, _scenarios, _flaky, _cells, _episodes, _warnings)
+SECTIONS: tuple[Section, ...] = (
+    _header,
+    _reasons,
+    _pillars,
+    _replays,
+    _matrix,
+    _scenarios,
+    _flaky,
+    _cells,
+    _episodes,
+    _warnings,
+)
 
 
 def render(result: RunResult, extra: Sequence[Section] = ()) -> str:

@@ -137,6 +137,36 @@ def _pillars(result: RunResult) -> ET.Element | None:
     return suite
 
 
+def _replays(result: RunResult) -> ET.Element | None:
+    """Replayed sessions (replay run, ci's replay pillar): one testcase per session (classname replay); failure
+    when it did not hold, error when it could not be judged (an unmatched request, an agent error)."""
+    if result.replay is None:
+        return None
+    cases, n = [], {"failures": 0, "errors": 0, "skipped": 0}
+    for s in result.replay.sessions:
+        case = ET.Element("testcase", classname="replay", name=clean(s.session), time="0.000")
+        detail = "".join(f"unmatched: {u}\n" for u in s.unmatched) + "".join(
+            f"{name}: {v.outcome}: {v.reason}\n" for name, v in s.verdicts.items() if v.outcome in ("fail", "error")
+        )
+        if s.outcome in ("fail", "error"):
+            kind = "failure" if s.outcome == "fail" else "error"
+            ET.SubElement(case, kind, message=clean(s.reason), type="replay").text = clean(detail)
+            n[f"{kind}s"] += 1
+        elif s.outcome == "not_applicable":
+            ET.SubElement(case, "skipped", message=clean(s.reason))
+            n["skipped"] += 1
+        ET.SubElement(case, "system-out").text = clean(f"source: {s.source}; served {s.served}, unused {s.unused}")
+        cases.append(case)
+    counts = facts.Counts(len(cases), n["failures"], n["errors"], n["skipped"])
+    suite = _suite("replay sessions", counts, 0.0, result.started_at)
+    props = ET.SubElement(suite, "properties")
+    score = "" if result.replay.score is None else f"{result.replay.score:.2f}"
+    for name, value in (("score", score), ("verdict", result.replay.verdict), ("seed", result.seed)):
+        ET.SubElement(props, "property", name=name, value=clean(value))
+    suite.extend(cases)
+    return suite
+
+
 def render(result: RunResult) -> str:
     suites = []
     for scenario in result.scenarios:
@@ -147,7 +177,7 @@ def render(result: RunResult) -> str:
         suite.append(_properties(result, scenario))
         suite.extend(_testcase(result, c) for c in cells)
         suites.append(suite)
-    extra = [] if (pillars := _pillars(result)) is None else [pillars]
+    extra = [suite for suite in (_pillars(result), _replays(result)) if suite is not None]
     if not result.complete:
         suite = _suite("flakeproxy run", facts.Counts(1, 0, 1, 0), 0.0, result.started_at)
         case = ET.SubElement(suite, "testcase", classname="flakeproxy", name="run complete", time="0.000")

@@ -79,8 +79,26 @@ def _pillars(result: RunResult) -> list[str]:
     return lines
 
 
+def _replays(result: RunResult) -> list[str]:
+    """The replayed sessions: each one's outcome, what was served and why."""
+    if result.replay is None or not result.replay.sessions:
+        return []
+    lines = [
+        "",
+        f"**Replay** {escape(result.replay.summary)}",
+        "",
+        "| | session | served | reason |",
+        "|---|---|---|---|",
+    ]
+    for s in result.replay.sessions[:MAX_ROWS]:
+        lines.append(f"| {facts.OUTCOME_WORD[s.outcome]} | {escape(s.session, 80)} | {s.served} | {escape(s.reason)} |")
+    if len(result.replay.sessions) > MAX_ROWS:
+        lines.append(f"\n…and {len(result.replay.sessions) - MAX_ROWS} more in report.html.")
+    return lines
+
+
 def render(result: RunResult) -> str:
-    lines = _headline(result) + _pillars(result) + _problems(result)
+    lines = _headline(result) + _pillars(result) + _replays(result) + _problems(result)
     if result.score is not None and result.score.reasons and not result.score.passed:
         lines += ["", "**Why it failed**", ""]
         lines += [f"- {escape(reason)}" for reason in result.score.reasons[:MAX_ROWS]]

@@ -58,6 +58,12 @@ def test_an_anchor_file_with_only_input_and_tool_responses_replays(tmp_path: Pat
         "PASS  quote-outage-regression: 2 invariant(s) hold" in done.stdout
         and "replay score 100.0% PASS" in done.stdout
     )
+    # the reports of a replay run, as contract run writes them: a testcase per session in junit.xml
+    junit = (tmp_path / "out" / "junit.xml").read_text()
+    assert '<testsuite name="replay sessions" tests="1" failures="0" errors="0"' in junit
+    assert 'classname="replay" name="quote-outage-regression"' in junit
+    assert "| PASS | quote-outage-regression | 1 |" in (tmp_path / "out" / "summary.md").read_text()
+    assert 'id="replay"' in (tmp_path / "out" / "report.html").read_text()
 
 
 @pytest.mark.timeout(60)
