@@ -20,7 +20,7 @@ from mitmproxy import http
 from flakeproxy.addons.fault_addon import KEY, REQUEST_PASS
 from flakeproxy.config.replays import Exchange, Session
 from flakeproxy.redact import Redactor
-from flakeproxy.replay.build import RawExchange, build_exchange
+from flakeproxy.replay.build import RawExchange, build_exchange, recorded_fault
 from flakeproxy.replay.files import write_session
 
 TAKING = "flakeproxy.recording"
@@ -107,6 +107,9 @@ class Recorder:
         if flow.response is not None:
             raw.status = flow.response.status_code
             raw.response_headers = list(flow.response.headers.items(multi=True))
+        state = flow.metadata.get(KEY)
+        if state is not None and state.entry.fault is not None and state.coverage is not None:
+            raw.fault = recorded_fault({**state.entry.fault, **state.coverage.record()})
         seen = self.seen.setdefault(cell, set())
         self.cells.setdefault(cell, []).append(build_exchange(raw, self.redactor, seen))
         self.inflight[cell] -= 1

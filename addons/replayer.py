@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 from mitmproxy import http
 
 from flakeproxy.addons.fault_addon import KEY
+from flakeproxy.addons.flow_state import FlowState
 from flakeproxy.addons.recorder import buffer_request
 from flakeproxy.addons.replay_upstream import REPLAY_HEADER, ReplayUpstream
 from flakeproxy.config.replays import ReplayPlan
 from flakeproxy.redact import Redactor
 from flakeproxy.replay.match import Matcher
 from flakeproxy.wire.call import TargetSpec
+from flakeproxy.wire.coverage import Coverage
 
 
 @dataclass
@@ -32,6 +35,15 @@ class CellReplay:
 
     def report(self) -> dict[str, object]:
         return {"served": self.served, "unused": self.matcher.unused, "unmatched": self.unmatched}
+
+
+def replayed_fault(state: FlowState, fault: dict[str, Any]) -> None:
+    """The recorded response held a fault's effect (a 503, a cut stream): the agent receives it again, so the
+    journal says so, as a fault that applied, marked replayed (it was not decided now)."""
+    entry = state.entry
+    entry.fault = {k: fault.get(k) for k in ("scenario", "section", "index", "kind")} | {"replayed": True}
+    entry.coverage = state.coverage = Coverage(str(fault.get("kind")))
+    state.coverage.changed("replay", f"replayed as recorded: {fault.get('effect') or fault.get('kind')}")
 
 
 class Replayer:
@@ -75,6 +87,8 @@ class Replayer:
             self._unmatched(flow, replay, entry.url, entry.targets, entry.listener)
             return
         replay.served += 1
+        if exchange.fault and state.entry.fault is None:
+            replayed_fault(state, exchange.fault)
         token = self.upstream.register(exchange, options.speed, state.started)
         flow.request.scheme, flow.request.host, flow.request.port = "http", "127.0.0.1", self.upstream.port
         flow.request.headers[REPLAY_HEADER] = token

@@ -39,6 +39,7 @@ class RecordHook:
             source="flakeproxy contract run --record",
             input=episode.prompt,
             contract=self.contract,
+            scenario=episode.scenario if episode.faults() else None,
             answer=episode.answer,
             exchanges=[Exchange.model_validate(x) for x in data["exchanges"]],
             notes=fault_notes(episode),

@@ -15,7 +15,7 @@ from flakeproxy.config import FlakeproxyConfig
 from flakeproxy.config.replays import ReplayOptions, Session
 from flakeproxy.errors import ConfigError
 from flakeproxy.replay.files import load_sessions
-from flakeproxy.replay.score import Replayed, judge_session, replay_result
+from flakeproxy.replay.score import Replayed, judge_session, judging_scenario, replay_result
 from flakeproxy.results import Episode, ReplayResult, RunResult
 from flakeproxy.runner.control import ControlClient
 from flakeproxy.runner.engine import ContractRun, Progress
@@ -98,9 +98,12 @@ async def run_replays(
     await run._episodes(runner, episodes, run._concurrency(), len(episodes))
     runner.hooks.remove(hook)
     judged = [
-        judge_session(config, s, origin, run.done[e.id], hook.replayed.get(e.id, Replayed()), options, scenario)
+        judge_session(
+            config, s, origin, run.done[e.id], hook.replayed.get(e.id, Replayed()), options,
+            judging_scenario(config, s, scenario),
+        )
         for (s, origin), e in zip(sessions, episodes, strict=True)
-    ]
+    ]  # fmt: skip
     return replay_result(judged, options)
 
 

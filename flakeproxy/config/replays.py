@@ -47,6 +47,11 @@ class Exchange(StrictModel):
     first_byte_ms: float | None = None
     latency_ms: float | None = Field(None, description="From the request's arrival to the response's end.")
     error: str | None = None
+    fault: dict[str, Any] | None = Field(
+        None,
+        description="The fault that changed this response when it was recorded (scenario, section, index, kind, "
+        "effect): the recording holds its effect, and a replay serves it again as a replayed fault.",
+    )
 
 
 class Session(StrictModel):
@@ -59,6 +64,11 @@ class Session(StrictModel):
     captured_at: str | None = None
     tool_responses: list[ToolResponse] = Field(default_factory=list)
     contract: str | None = Field(None, description="The contract that judges it (default the config's).")
+    scenario: str | None = Field(
+        None,
+        description="The chaos_matrix scenario it was recorded under: its faults are in the recorded responses, so "
+        "the invariants that apply to that scenario judge the replay (unless replays.scenario layers another).",
+    )
     expected_failure: bool = Field(
         False, description="A known failure: the session passes while the contract fails, and fails once it holds."
     )

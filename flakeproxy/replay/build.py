@@ -100,6 +100,15 @@ class RawExchange:
     first_byte_ms: float | None = None
     latency_ms: float | None = None
     error: str | None = None
+    fault: dict[str, Any] | None = None  # the applied fault's record, when one changed this response
+
+
+def recorded_fault(record: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The part of a journal entry's fault a session keeps: which fault, and what it did; None unless applied."""
+    if not record or not record.get("applied", False):
+        return None
+    keep = ("scenario", "section", "index", "kind", "effect")
+    return {k: record[k] for k in keep if record.get(k) is not None}
 
 
 def _is_sse(headers: Mapping[str, str]) -> bool:
@@ -137,6 +146,7 @@ def build_exchange(raw: RawExchange, redactor: Redactor, seen: set[str] | None =
         first_byte_ms=_ms(raw.first_byte_ms),
         latency_ms=_ms(raw.latency_ms),
         error=raw.error,
+        fault=raw.fault,
     )
 
 
@@ -164,6 +174,7 @@ def exchange_from_entry(entry: Mapping[str, Any]) -> Exchange:
         events=events,
         latency_ms=entry.get("latency_ms"),
         error=entry.get("error"),
+        fault=recorded_fault(entry.get("fault")),
     )
 
 

@@ -44,6 +44,7 @@ def session_of(episode: Episode, contract: str | None) -> Session:
         source="results.json",
         input=episode.prompt,
         contract=contract,
+        scenario=episode.scenario if episode.faults() else None,
         answer=episode.answer,
         exchanges=exchanges,
         notes=notes,

@@ -66,7 +66,8 @@ def judge_session(
         first = replayed.unmatched[0]
         more = f" (+{len(replayed.unmatched) - 1} more)" if len(replayed.unmatched) > 1 else ""
         reason = f"unmatched request {first}{more}: the session no longer describes the agent; record it again"
-        if episode.faults() and scenario is not CALM:  # the layered faults, not the agent, may have changed them
+        live = [f for f in episode.faults() if not f.get("replayed")]
+        if live and scenario is not CALM:  # the layered faults, not the agent, may have changed them
             reason = (
                 f"unmatched request {first}{more}: the faults of scenario {scenario.name} applied, so the agent's"
                 " next requests differ from the recording (a tool fault changes what it sends the LLM); layer"
@@ -85,6 +86,14 @@ def judge_session(
             else "expected failure did not happen: every invariant holds; drop expected_failure"
         )
     return base.model_copy(update={"outcome": outcome, "reason": reason, "verdicts": item.verdicts})
+
+
+def judging_scenario(config: FlakeproxyConfig, session: Session, layered: Scenario | None) -> Scenario | None:
+    """The scenario a replayed session is judged as: the one replays.scenario layers on top, else the one it was
+    recorded under (its faults are in the recorded responses), when the config's matrix still has it."""
+    if layered is not None or session.scenario is None:
+        return layered
+    return next((s for s in config.matrix if s.name == session.scenario), None)
 
 
 def replay_result(sessions: Sequence[ReplaySessionResult], options: ReplayOptions) -> ReplayResult:

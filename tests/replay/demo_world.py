@@ -64,8 +64,8 @@ class DemoWorld:
         base = {k: f"http://127.0.0.1:{self.ports[k]}" for k in ("llm", "tools", "mcp")}
         return Urls(base["llm"], base["tools"] + tools_path, base["mcp"])
 
-    def agent(self, tools_path: str = "") -> web.Application:
-        return agent_app(DemoAgent(True, self.urls(tools_path)))
+    def agent(self, tools_path: str = "", careful: bool = True) -> web.Application:
+        return agent_app(DemoAgent(careful, self.urls(tools_path)))
 
     def config(self, folder: Path, agent_port: int, **extra: Any) -> Path:
         data = demo_config(
@@ -73,7 +73,7 @@ class DemoWorld:
         )
         for key in ("invariants", "chaos", "mutations"):
             data.pop(key)
-        data.update(golden_prompts=PROMPTS, chaos_matrix=[{"name": "no-chaos"}], **extra)
+        data.update({"golden_prompts": PROMPTS, "chaos_matrix": [{"name": "no-chaos"}], **extra})
         data["contract"] = {"name": "Finance Agent Contract", "invariants": INVARIANTS}
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / "flakeproxy.yaml"

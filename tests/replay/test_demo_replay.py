@@ -154,6 +154,31 @@ def test_a_recorded_chaos_episode_says_its_responses_are_the_faulted_ones(thread
         "no-chaos-p0-r0": None,
         "tool-down-p0-r0": ["recorded under scenario tool-down; faults applied on the wire: tool_faults[0] error"],
     }
+    down_session = yaml.safe_load((tmp_path / "sessions" / "tool-down-p0-r0.yaml").read_text())
+    assert down_session["scenario"] == "tool-down"
+    [faulted] = [x for x in down_session["exchanges"] if x.get("fault")]
+    assert (faulted["status"], faulted["fault"]["kind"], faulted["fault"]["effect"]) == (503, "error", "replied 503")
+    # replayed (the LLM live, for the naive agent asks it other things), it is judged as the scenario it was
+    # recorded under: the recorded 503 is served again (journaled as a replayed fault that applied), so
+    # never-fabricate-when-tools-fail judges the answer: the careful agent holds, the naive one makes a price up
+    for careful, outcome in ((True, "pass"), (False, "fail")):
+        counter = Counter([])
+        with (
+            serving(thread, counting_upstream(counter), world.upstream_port),
+            serving(thread, world.agent(careful=careful)) as agent,
+        ):
+            session_file = tmp_path / "sessions" / "tool-down-p0-r0.yaml"
+            folder = tmp_path / f"replay-{careful}"
+            replays = {"sources": [str(session_file)], "llm": "live", "speed": 0}
+            path = world.config(folder, agent, replays=replays, chaos_matrix=[{"name": "no-chaos"}, down])
+            result = asyncio.run(run_replay_async(load_config(path), str(path), folder / "out"))
+        assert result.replay is not None and not [r for r in counter.requests if "/v1/quotes" in r], counter
+        [session] = result.replay.sessions
+        assert session.outcome == outcome, (session.reason, [e.get("fault") for e in result.episodes[0].journal])
+        assert "never-fabricate-when-tools-fail" in session.verdicts, session.verdicts
+        [episode] = result.episodes
+        [replayed] = [f for f in episode.faults() if f.get("replayed")]
+        assert (replayed["kind"], replayed["applied"], replayed["scenario"]) == ("error", True, "tool-down")
 
 
 @pytest.mark.timeout(120)
