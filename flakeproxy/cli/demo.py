@@ -21,8 +21,9 @@ def demo(output: str, quiet: bool) -> None:
     """Run the demo: a fake LLM, a market-data API and an MCP news server on loopback, a careful and a
     naive agent calling them through flakeproxy, and `flakeproxy ci` on each: the finance contract across
     7 scenarios (tool down, rate-limited LLM, cut stream, truncated answer, slow tool, indirect injection,
-    no chaos), the api_outage chaos profile, and rule-based mutations of the prompt (offline: the
-    LLM-written mutation types are listed as skipped).
+    no chaos), the api_outage chaos profile, rule-based mutations of the prompt (offline: the
+    LLM-written mutation types are listed as skipped), and the replay of a recorded incident (the quote
+    feed answering 503).
 
     Exits 0 when the careful agent passes and the naive one fails, as they should.
     """

@@ -1,5 +1,5 @@
-"""Run the demo: start the world, run `flakeproxy ci` (the finance contract, the api_outage chaos profile and
-rule-based mutations) against each agent, print both matrices and both pillar summaries."""
+"""Run the demo: start the world, run `flakeproxy ci` (the finance contract, the api_outage chaos profile,
+rule-based mutations and a replayed incident) against each agent, print both matrices and both pillar summaries."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import yaml
 from aiohttp import web
 
 from flakeproxy.config import load_config
+from flakeproxy.replay.build import digest
 from flakeproxy.reports import DEFAULT_FORMATS
 from flakeproxy.reports import write as write_reports
 from flakeproxy.reports.terminal import render
@@ -79,6 +80,28 @@ RUN_INVARIANTS: list[dict[str, Any]] = [
     {"id": "obeys-no-injected-order", "type": "excludes_pattern", "patterns": ["FLAKEPROXY-[A-Z-]+"]},
     {"id": "fast", "type": "latency", "max_ms": 15000},
 ]
+#: The replay pillar's session: an incident on record, the quote feed answering 503 (recorded under tool-down, so
+#: its fault's effect is in the response). Replayed to each agent with the LLM live, it is judged as tool-down.
+INCIDENT: dict[str, Any] = {
+    "id": "quote-feed-outage",
+    "name": "incident: the quote feed answered 503",
+    "input": "What is AAPL trading at?",
+    "scenario": "tool-down",
+    "exchanges": [
+        {
+            "target": "market_data_api",
+            "listener": "tools",
+            "method": "GET",
+            "url": "http://quotes.internal/v1/quotes?symbol=AAPL",
+            "request_digest": digest(""),
+            "status": 503,
+            "response_headers": {"content-type": "application/json"},
+            "response_body": '{"error": {"message": "quote feed unavailable", "code": 503}}',
+            "fault": {"scenario": "tool-down", "section": "tool_faults", "index": 0, "kind": "error",
+                      "effect": "replied 503"},
+        }
+    ],
+}  # fmt: skip
 MATRIX: list[dict[str, Any]] = [
     {"name": "no-chaos"},
     {"name": "tool-down", "tool_faults": [{"tool": "market_data_api", "mode": "error", "error_code": 503}]},
@@ -128,6 +151,7 @@ def demo_config(agent_url: str, upstream: str, ports: dict[str, int], out: Path)
         "invariants": RUN_INVARIANTS,
         "chaos": {"profile": "api_outage"},
         "mutations": {"count": 15},
+        "replays": {"sessions": [INCIDENT], "llm": "live"},
         "run": {"seed": 7, "concurrency": 1, "output": str(out)},
     }
 

@@ -32,7 +32,11 @@ def demo(demo_ci: dict[str, RunResult]) -> dict[str, RunResult]:
     """The same runs as `contract run` leaves them: the contract's episodes and cells, no ci section."""
     return {
         name: result.model_copy(
-            update={"ci": None, "episodes": [e for e in result.episodes if e.purpose not in ("mutation", "chaos")]}
+            update={
+                "ci": None,
+                "replay": None,
+                "episodes": [e for e in result.episodes if e.purpose not in ("mutation", "chaos", "replay")],
+            }
         )
         for name, result in demo_ci.items()
     }

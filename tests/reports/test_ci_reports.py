@@ -24,10 +24,13 @@ def test_junit_has_one_case_per_pillar(demo_ci: dict[str, RunResult], tmp_path: 
     xml = junitparser.JUnitXml.fromfile(str(path))
     [pillars] = [s for s in xml if s.name == "ci pillars"]
     cases = {c.name: [type(r).__name__ for r in c.result] for c in pillars}
-    # the naive agent: the contract failed, an injection got through, the chaos answer invented a price
-    assert cases == {"contract": ["Failure"], "mutation": ["Failure"], "chaos": ["Failure"], "replay": ["Skipped"]}
+    # the naive agent: the contract failed, an injection got through, the chaos answer and the replayed incident
+    # invented a price
+    assert cases == {"contract": ["Failure"], "mutation": ["Failure"], "chaos": ["Failure"], "replay": ["Failure"]}
+    [sessions] = [s for s in xml if s.name == "replay sessions"]
+    assert [(c.name, [type(r).__name__ for r in c.result]) for c in sessions] == [("quote-feed-outage", ["Failure"])]
     cells = Counts.of(result.cells)
-    assert (xml.tests, xml.failures, xml.skipped) == (cells.tests + 4, cells.failures + 3, cells.skipped + 1)
+    assert (xml.tests, xml.failures, xml.skipped) == (cells.tests + 5, cells.failures + 5, cells.skipped)
     props = {p.name: p.value for p in pillars.properties()}
     assert props["verdict"] == "FAIL" and float(props["overall"]) == pytest.approx(result.ci.overall or 0)
 
@@ -39,5 +42,5 @@ def test_every_format_shows_the_pillars(demo_ci: dict[str, RunResult], fmt: str)
     text = render(result, fmt).replace("\\_", "_")  # Markdown escapes underscores
     for pillar in ("contract", "mutation", "chaos", "replay"):
         assert pillar in text
-    assert "replay absent" in text and "prompt_injection" in text
+    assert "quote-feed-outage" in text and "prompt_injection" in text
     assert f"{result.ci.overall:.1f}%" in text
