@@ -127,14 +127,8 @@ def _pillars(result: RunResult) -> ET.Element | None:
             ET.SubElement(case, "failure", message=clean(message), type="pillar").text = clean(detail)
             n["failures"] += 1
         cases.append(case)
-    counts = facts.Counts(len(cases), n["failures"], n["errors"], n["skipped"])
-    suite = _suite("ci pillars", counts, 0.0, result.started_at)
-    props = ET.SubElement(suite, "properties")
     overall = "" if result.ci.overall is None else f"{result.ci.overall:.2f}"
-    for name, value in (("overall", overall), ("verdict", result.ci.verdict), ("seed", result.seed)):
-        ET.SubElement(props, "property", name=name, value=clean(value))
-    suite.extend(cases)
-    return suite
+    return _summary_suite("ci pillars", cases, n, result, {"overall": overall, "verdict": result.ci.verdict})
 
 
 def _replays(result: RunResult) -> ET.Element | None:
@@ -157,12 +151,19 @@ def _replays(result: RunResult) -> ET.Element | None:
             n["skipped"] += 1
         ET.SubElement(case, "system-out").text = clean(f"source: {s.source}; served {s.served}, unused {s.unused}")
         cases.append(case)
-    counts = facts.Counts(len(cases), n["failures"], n["errors"], n["skipped"])
-    suite = _suite("replay sessions", counts, 0.0, result.started_at)
-    props = ET.SubElement(suite, "properties")
     score = "" if result.replay.score is None else f"{result.replay.score:.2f}"
-    for name, value in (("score", score), ("verdict", result.replay.verdict), ("seed", result.seed)):
-        ET.SubElement(props, "property", name=name, value=clean(value))
+    return _summary_suite("replay sessions", cases, n, result, {"score": score, "verdict": result.replay.verdict})
+
+
+def _summary_suite(
+    name: str, cases: list[ET.Element], n: dict[str, int], result: RunResult, props: dict[str, str]
+) -> ET.Element:
+    """A suite of one testcase per pillar or session, with its counts and properties (the seed added)."""
+    counts = facts.Counts(len(cases), n["failures"], n["errors"], n["skipped"])
+    suite = _suite(name, counts, 0.0, result.started_at)
+    properties = ET.SubElement(suite, "properties")
+    for key, value in {**props, "seed": result.seed}.items():
+        ET.SubElement(properties, "property", name=key, value=clean(value))
     suite.extend(cases)
     return suite
 

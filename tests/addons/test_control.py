@@ -278,42 +278,33 @@ def test_proxy_command_prints_one_ready_line_and_stops_cleanly(tmp_path: Path, s
         assert process.stderr is not None and "Traceback" not in process.stderr.read()
 
 
-def test_port_in_use_is_one_line_and_exit_3(tmp_path: Path) -> None:
+def _proxy_on_a_busy_port(tmp_path: Path, slotted: bool) -> tuple[int, subprocess.CompletedProcess[str]]:
+    """`flakeproxy proxy` with one listening address taken: the listener's own, or (slotted) slot 2's."""
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
         data = yaml.safe_load(config_for({"tools": "http://127.0.0.1:9"}, TARGETS))
-        data["proxy"]["listeners"][0]["listen"] = f"127.0.0.1:{port}"
+        if slotted:
+            data["proxy"]["slots"] = 3
+            slots = [f"127.0.0.1:{free_port()}" for _ in range(2)] + [f"127.0.0.1:{port}"]
+            data["proxy"]["listeners"][0]["slot_listen"] = slots
+        else:
+            data["proxy"]["listeners"][0]["listen"] = f"127.0.0.1:{port}"
         path = tmp_path / "c.yaml"
         path.write_text(yaml.safe_dump(data))
         out = subprocess.run(
             [sys.executable, "-m", "flakeproxy", "proxy", "-c", str(path)], capture_output=True, text=True, timeout=30
         )
-    assert out.returncode == 3
-    assert out.stderr == (
-        f"error: cannot listen on 127.0.0.1:{port} (listener tools): Address already in use; "
-        "stop what uses it or pick another port\n"
-    )
+    return port, out
 
 
-def test_a_slots_port_in_use_names_the_slot(tmp_path: Path) -> None:
-    """Slot 2's port is one the config never wrote (listen + 2 x slot_port_step): the line says which slot."""
-    with socket.socket() as busy:
-        busy.bind(("127.0.0.1", 0))
-        busy.listen()
-        port = busy.getsockname()[1]
-        data = yaml.safe_load(config_for({"tools": "http://127.0.0.1:9"}, TARGETS))
-        data["proxy"]["slots"] = 3
-        data["proxy"]["listeners"][0]["slot_listen"] = [f"127.0.0.1:{free_port()}" for _ in range(2)]
-        data["proxy"]["listeners"][0]["slot_listen"].append(f"127.0.0.1:{port}")
-        path = tmp_path / "c.yaml"
-        path.write_text(yaml.safe_dump(data))
-        out = subprocess.run(
-            [sys.executable, "-m", "flakeproxy", "proxy", "-c", str(path)], capture_output=True, text=True, timeout=30
-        )
+@pytest.mark.parametrize(("slotted", "which"), [(False, "listener tools"), (True, "listener tools, slot 2")])
+def test_port_in_use_is_one_line_and_exit_3(tmp_path: Path, slotted: bool, which: str) -> None:
+    """A slot's port is one the config may never have written (listen + k x slot_port_step): the line says which."""
+    port, out = _proxy_on_a_busy_port(tmp_path, slotted)
     assert out.returncode == 3
     assert out.stderr == (
-        f"error: cannot listen on 127.0.0.1:{port} (listener tools, slot 2): Address already in use; "
+        f"error: cannot listen on 127.0.0.1:{port} ({which}): Address already in use; "
         "stop what uses it or pick another port\n"
     )
