@@ -26,6 +26,7 @@ from flakeproxy.addons.control_input import (
     optional_str,
 )
 from flakeproxy.addons.json_out import json_list_response
+from flakeproxy.addons.replay_routes import ROUTES as REPLAY_ROUTES
 from flakeproxy.config import FlakeproxyConfig, Scenario
 from flakeproxy.config.crosscheck import CrossCheckError, cross_check
 from flakeproxy.injector import FOLLOW, Cell, Injector
@@ -41,10 +42,7 @@ ROUTES = [
     "POST /cells/{id}/end",
     "GET /journal",
     "POST /reset",
-    "PUT /cells/{id}/replay",
-    "POST /cells/{id}/replay/end",
-    "PUT /recording",
-    "GET /cells/{id}/recording",
+    *REPLAY_ROUTES,
 ]
 
 
@@ -171,9 +169,9 @@ class ControlApi:
         trace_id = optional_str(body, "trace_id", "the 32 lower-case hex digits of a W3C trace id")
         if trace_id is not None and not TRACE_ID.fullmatch(trace_id):
             raise Problem(400, f"trace_id must be 32 lower-case hex digits, not all zero, got {trace_id[:80]!r}")
-        slot = body.get("slot")
-        if slot is not None and (not isinstance(slot, int) or isinstance(slot, bool) or not 0 <= slot < self._slots):
-            raise Problem(400, f"slot must be an integer from 0 to {self._slots - 1}, got {slot!r}", slots=self._slots)
+        slot, slots = body.get("slot"), self.config.proxy.slots
+        if slot is not None and (not isinstance(slot, int) or isinstance(slot, bool) or not 0 <= slot < slots):
+            raise Problem(400, f"slot must be an integer from 0 to {slots - 1}, got {slot!r}", slots=slots)
         scenario = self._cell_scenario(body) if "scenario" in body else FOLLOW
         seed = self._seed(body)
         busy = self.injector.busy(cell_id(wanted) if wanted is not None else None, trace_id, slot)
@@ -182,17 +180,11 @@ class ControlApi:
         cell = self.injector.begin_cell(label, wanted, scenario=scenario, seed=seed, trace_id=trace_id, slot=slot)
         return web.json_response(self._cell_view(cell), status=201)
 
-    @property
-    def _slots(self) -> int:
-        return max(self.config.proxy.slots, 0) or 0
-
     @staticmethod
     def _cell_view(cell: Cell) -> dict[str, Any]:
         out: dict[str, Any] = {"id": cell.id, "label": cell.label}
         if not cell.follows:
-            out["scenario"] = (
-                cell.scenario.name if cell.scenario is not None and not isinstance(cell.scenario, str) else None
-            )
+            out["scenario"] = cell.own.name if cell.own else None
         out.update({k: v for k, v in (("trace_id", cell.trace_id), ("slot", cell.slot)) if v is not None})
         return out
 

@@ -59,8 +59,8 @@ class FaultAddon:
             headers = flow.request.headers
             clues = Clues(
                 header=headers.pop(CELL_HEADER, None),
-                trace_id=trace_id_of({"traceparent": headers.get("traceparent", "")}),
-                baggage_cell=baggage_cell({"baggage": ", ".join(headers.get_all("baggage"))}),
+                trace_id=trace_id_of(headers.get("traceparent", "")),
+                baggage_cell=baggage_cell(", ".join(headers.get_all("baggage"))),
                 slot=self._slot(flow),
             )
             flow.metadata[ATTRIBUTION] = self.injector.attribute(clues)

@@ -55,7 +55,6 @@ class Recorder:
         self.cells: dict[str, list[Exchange]] = {}
         self.seen: dict[str, set[str]] = {}
         self.inflight: dict[str, int] = {}
-        self.labels: dict[str, str | None] = {}
 
     def requestheaders(self, flow: http.HTTPFlow) -> None:
         if self.on:

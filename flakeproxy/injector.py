@@ -74,6 +74,11 @@ class Cell:
     def follows(self) -> bool:
         return isinstance(self.scenario, str)
 
+    @property
+    def own(self) -> Scenario | None:
+        """Its own scenario (None: calm, or it follows the active one)."""
+        return None if isinstance(self.scenario, str) else self.scenario
+
 
 @dataclass(frozen=True)
 class Clues:
@@ -139,11 +144,9 @@ class Injector:
     def end_cell(self, cell_id: str) -> Cell:
         return self.cells.pop(cell_id)
 
-    def attribute(self, clues: Clues | str | None) -> tuple[str | None, list[str]]:
+    def attribute(self, clues: Clues) -> tuple[str | None, list[str]]:
         """The cell a request belongs to, exactly: named by the cell header, by its baggage or trace id, by the
         slot its listener serves, or the only open cell; else None and the candidates (never a guess)."""
-        if not isinstance(clues, Clues):
-            clues = Clues(header=clues)
         for named in (clues.header, clues.baggage_cell):
             if named and named in self.cells:
                 return named, []
@@ -163,8 +166,7 @@ class Injector:
         cell = self.cells.get(cell_id or "")
         if cell is None or cell.follows:
             return self.scenario, self.seed
-        assert not isinstance(cell.scenario, str)
-        return cell.scenario, cell.seed
+        return cell.own, cell.seed
 
     def _matches(self, fault: Fault, llm_side: bool, call: Call) -> bool:
         if fault.match_url and not fnmatch.fnmatchcase(call.url, fault.match_url):

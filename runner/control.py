@@ -55,26 +55,17 @@ class ControlClient:
             raise InfrastructureError(f"proxy not healthy after {timeout_s:g} s: {e}") from e
         raise AssertionError("unreachable")
 
-    async def scenario(self, name: str | None, seed: int, definition: dict[str, Any] | None = None) -> None:
-        """Activate a scenario of the config's matrix by name, or one given whole (e.g. the ci chaos)."""
-        body = {"scenario": definition, "seed": seed} if definition is not None else {"name": name, "seed": seed}
-        await self.call("PUT", "/scenario", body)
-
     async def begin(
         self,
         label: str,
-        scenario: str | dict[str, Any] | None = None,
-        seed: int = 0,
+        scenario: str | dict[str, Any] | None,
+        seed: int,
         trace_id: str | None = None,
         slot: int | None = None,
-        *,
-        own_scenario: bool = False,
     ) -> str:
-        """Open a cell; with own_scenario, it runs `scenario` (a name of the matrix, a definition, or None for
-        calm) whatever the proxy's active scenario is, so cells of different scenarios can be open at once."""
-        body: dict[str, Any] = {"label": label}
-        if own_scenario:
-            body.update(scenario=scenario, seed=seed)
+        """Open a cell that runs `scenario` (a name of the matrix, a definition, or None for calm) whatever the
+        proxy's active scenario is, so cells of different scenarios can be open at once."""
+        body: dict[str, Any] = {"label": label, "scenario": scenario, "seed": seed}
         body.update({k: v for k, v in (("trace_id", trace_id), ("slot", slot)) if v is not None})
         return str((await self.call("POST", "/cells", body))["id"])
 

@@ -108,7 +108,7 @@ class EpisodeRunner:
         cell = episode.label
         if self.control:
             ref = self._scenario_ref(scenario)
-            cell = await self.control.begin(episode.label, ref, seed, trace.trace_id, slot, own_scenario=True)
+            cell = await self.control.begin(episode.label, ref, seed, trace.trace_id, slot)
         if isinstance(self.agent, PythonAdapter):
             self.agent.open_cell(cell, episode.label, scenario, seed)
         for hook in self.hooks:

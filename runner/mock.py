@@ -38,8 +38,7 @@ class MockService:
         body = await request.read()
         if self.config.record:
             recording = {
-                "cell": request.headers.get(CELL_HEADER)
-                or baggage_cell({"baggage": request.headers.get("baggage", "")}),
+                "cell": request.headers.get(CELL_HEADER) or baggage_cell(request.headers.get("baggage", "")),
                 "targets": [self.name],
                 "method": request.method,
                 "url": str(request.url),

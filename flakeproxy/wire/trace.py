@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextvars
 import hashlib
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import unquote
 
@@ -55,17 +54,17 @@ def new_trace(episode: str, label: str, run_seed: int, nonce: str = "", cell: st
     return TraceContext(trace_id, span_id, cell or episode)
 
 
-def trace_id_of(headers: Mapping[str, str]) -> str | None:
-    """The trace id of a request's `traceparent` (lower-case header names), or None when absent or invalid."""
-    m = _TRACEPARENT.match(headers.get("traceparent", "").strip().lower())
+def trace_id_of(traceparent: str) -> str | None:
+    """The trace id of a `traceparent` header's value, or None when it is empty or invalid."""
+    m = _TRACEPARENT.match(traceparent.strip().lower())
     if m is None or int(m.group(1), 16) == 0:
         return None
     return m.group(1)
 
 
-def baggage_cell(headers: Mapping[str, str]) -> str | None:
-    """The episode a request's `baggage` names (flakeproxy.episode=<cell>), or None."""
-    for member in headers.get("baggage", "").split(","):
+def baggage_cell(baggage: str) -> str | None:
+    """The episode a `baggage` header's value names (flakeproxy.episode=<cell>), or None."""
+    for member in baggage.split(","):
         key, _, value = member.partition("=")
         if key.strip() == BAGGAGE_KEY:
             return unquote(value.split(";", 1)[0].strip()) or None

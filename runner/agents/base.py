@@ -59,16 +59,11 @@ class Agent(Protocol):
 
     async def start(self) -> None: ...
 
-    async def invoke(self, prompt: str, how: Invocation | str | None = None) -> Reply: ...
+    async def invoke(self, prompt: str, how: Invocation | None = None) -> Reply: ...
 
     async def reset(self, how: Invocation | None = None) -> None: ...
 
     async def close(self) -> None: ...
-
-
-def invocation(how: Invocation | str | None) -> Invocation:
-    """An Invocation from what a caller passed: one, a bare cell id, or nothing."""
-    return how if isinstance(how, Invocation) else Invocation(cell=how)
 
 
 def clip(text: str, n: int = 300) -> str:

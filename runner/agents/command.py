@@ -11,7 +11,7 @@ import time
 
 from flakeproxy.config.agent import CommandAgent
 from flakeproxy.errors import InfrastructureError
-from flakeproxy.runner.agents.base import Invocation, Reply, clip, invocation, telling_line
+from flakeproxy.runner.agents.base import Invocation, Reply, clip, telling_line
 
 
 async def _kill(process: asyncio.subprocess.Process) -> None:
@@ -63,9 +63,9 @@ class CommandAdapter:
             raise
         return process.returncode, out, err
 
-    async def invoke(self, prompt: str, how: Invocation | str | None = None) -> Reply:
+    async def invoke(self, prompt: str, how: Invocation | None = None) -> Reply:
         on_stdin = self.config.prompt_on_stdin
-        run = invocation(how)
+        run = how or Invocation()
         args = [run.fill(a).replace("{prompt}", prompt) for a in self.config.command]  # the prompt is never filled
         start = time.monotonic()
         code, out, err = await self._run(args, prompt.encode() if on_stdin else b"", run)
@@ -79,7 +79,7 @@ class CommandAdapter:
 
     async def reset(self, how: Invocation | None = None) -> None:
         assert self.config.reset_command
-        slot = Invocation(slot=how.slot, urls=how.urls) if how else Invocation()
-        code, _out, err = await self._run([slot.fill(a) for a in self.config.reset_command], b"", slot)
+        run = how or Invocation()  # before the episode opens: its slot and URLs, no cell or trace yet
+        code, _out, err = await self._run([run.fill(a) for a in self.config.reset_command], b"", run)
         if code != 0:
             raise InfrastructureError(f"agent reset_command exited {code}: {clip(err.decode(errors='replace'))}")

@@ -14,7 +14,7 @@ from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt,
 
 from flakeproxy.config.agent import HttpAgent, parse_response_path
 from flakeproxy.errors import InfrastructureError
-from flakeproxy.runner.agents.base import Invocation, Reply, clip, invocation
+from flakeproxy.runner.agents.base import Invocation, Reply, clip
 from flakeproxy.wire.call import CELL_HEADER
 from flakeproxy.wire.sse import SseParser
 
@@ -95,9 +95,9 @@ class HttpAdapter:
         except aiohttp.ClientError as e:
             raise InfrastructureError(f"agent reset {where} unreachable: {e}") from e
 
-    async def invoke(self, prompt: str, how: Invocation | str | None = None) -> Reply:
+    async def invoke(self, prompt: str, how: Invocation | None = None) -> Reply:
         assert self.session is not None
-        run = invocation(how)
+        run = how or Invocation()
         endpoint, _ = self._endpoints(run)
         body = fill(self.config.request_template, prompt)
         # the trace context goes first: a traceparent the user configured wins, as the agent's own would

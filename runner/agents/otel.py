@@ -12,13 +12,13 @@ from flakeproxy.wire.trace import BAGGAGE_KEY, TraceContext
 
 @contextlib.contextmanager
 def otel_context(trace: TraceContext | None) -> Iterator[None]:
+    if trace is None:
+        yield
+        return
     try:
         from opentelemetry import baggage, context
         from opentelemetry import trace as otel
     except ImportError:  # the agent does not use OpenTelemetry: trace_headers() is its way
-        yield
-        return
-    if trace is None:
         yield
         return
     span = otel.NonRecordingSpan(

@@ -18,7 +18,7 @@ from flakeproxy.config.agent import PythonAgent
 from flakeproxy.config.scenario import Scenario
 from flakeproxy.errors import ConfigError
 from flakeproxy.injector import Injector
-from flakeproxy.runner.agents.base import Invocation, Reply, invocation
+from flakeproxy.runner.agents.base import Invocation, Reply
 from flakeproxy.runner.agents.otel import otel_context
 from flakeproxy.wire.action import Action
 from flakeproxy.wire.call import CURRENT_CELL, CURRENT_URLS, Call, TargetSpec
@@ -176,10 +176,6 @@ class PythonAdapter:
         wrapped.__flakeproxy_wrapped__ = True  # type: ignore[attr-defined]
         return wrapped
 
-    def set_scenario(self, scenario: Scenario | None, seed: int) -> None:
-        assert self.injector is not None
-        self.injector.set_scenario(scenario, seed)
-
     def cell_journal(self, cell: str) -> list[dict[str, Any]]:
         return [e for e in self.journal if e["cell"] == cell]
 
@@ -190,10 +186,10 @@ class PythonAdapter:
         self.injector.cells.pop(cell, None)
         self.injector.begin_cell(label=label, cell_id=cell, scenario=scenario, seed=seed)
 
-    async def invoke(self, prompt: str, how: Invocation | str | None = None) -> Reply:
+    async def invoke(self, prompt: str, how: Invocation | None = None) -> Reply:
         assert self.fn is not None
         assert self.injector is not None
-        run = invocation(how)
+        run = how or Invocation()
         cell = run.cell
         if cell is not None and cell not in self.injector.cells:
             self.injector.begin_cell(label=cell, cell_id=cell)  # counters (after_calls, times) per cell

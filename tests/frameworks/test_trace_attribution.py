@@ -96,7 +96,8 @@ def answers(run: Run) -> dict[tuple[str, int], str | None]:
 
 
 def trace_ids(entry: dict[str, Any]) -> str | None:
-    return trace_id_of({k.lower(): v for k, v in entry["request_headers"].items()})
+    headers = {k.lower(): v for k, v in entry["request_headers"].items()}
+    return trace_id_of(headers.get("traceparent", ""))
 
 
 def assert_each_request_is_its_episodes(run: Run) -> None:
