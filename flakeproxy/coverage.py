@@ -8,19 +8,65 @@ from typing import Any
 from flakeproxy.config import FlakeproxyConfig, Scenario
 from flakeproxy.faults import Fault
 from flakeproxy.results import Episode, FaultCoverage, ScenarioCoverage
+from flakeproxy.wire.record import FaultRecord, read_fault
 
 
-def _declared(scenario: Scenario) -> list[FaultCoverage]:
+def _declared(scenario: Scenario) -> dict[tuple[str, int], FaultCoverage]:
     sections: list[tuple[str, Sequence[Fault]]] = [
         ("tool_faults", scenario.tool_faults),
         ("llm_faults", scenario.llm_faults),
         ("context_attacks", scenario.context_attacks),
     ]
-    return [
-        FaultCoverage(section=section, index=i, kind=fault.kind)
+    return {
+        (section, i): FaultCoverage(section=section, index=i, kind=fault.kind)
         for section, faults in sections
         for i, fault in enumerate(faults)
-    ]
+    }
+
+
+def _count(row: FaultCoverage, record: FaultRecord) -> None:
+    row.decided += 1
+    if not record.applied:
+        if record.not_applied_reason and record.not_applied_reason not in row.not_applied_reasons:
+            row.not_applied_reasons.append(record.not_applied_reason)
+        return
+    row.applied += 1
+    if not record.context_attack:
+        return
+    row.reached_model = (row.reached_model or 0) + (record.reached_model is True)
+    if record.reached_model is not True and record.model_evidence not in (None, *row.not_delivered_reasons):
+        row.not_delivered_reasons.append(str(record.model_evidence))
+
+
+def count_coverage(
+    name: str,
+    episodes: list[Episode],
+    declared: dict[tuple[str, int], FaultCoverage] | None,
+    loose: Sequence[FaultRecord] = (),
+    chaos: bool | None = None,
+) -> ScenarioCoverage:
+    """Decided, applied and (context attacks) reached-the-model counts over a scenario's episodes and the loose
+    records of it (requests no episode could be tied to). `declared`: the scenario's faults (None: count
+    whatever was decided, for a result read without its config)."""
+    rows = dict(declared) if declared is not None else {}
+    for record in [r for e in episodes for r in e.faults(applied=None)] + list(loose):
+        key = (record.section, record.index)
+        if declared is None and key not in rows:
+            rows[key] = FaultCoverage(section=record.section, index=record.index, kind=record.kind)
+        if key in rows:
+            _count(rows[key], record)
+    listed = list(rows.values())
+    reached = [f.reached_model for f in listed if f.reached_model is not None]
+    return ScenarioCoverage(
+        scenario=name,
+        chaos=bool(listed) if chaos is None else chaos,
+        episodes=len(episodes),
+        decided=sum(f.decided for f in listed),
+        applied=sum(f.applied for f in listed),
+        reached_model=sum(reached) if reached else None,
+        unattributed=sum(e.unattributed for e in episodes),
+        faults=listed,
+    )
 
 
 def scenario_coverage(
@@ -29,28 +75,8 @@ def scenario_coverage(
     """Decided vs applied over the scenario's episodes and the requests of it no episode could be tied to
     (a fault is recorded with the scenario it was decided in)."""
     mine = [e for e in episodes if e.scenario == scenario.name and e.purpose == "matrix"]
-    faults = {(f.section, f.index): f for f in _declared(scenario)}
-    loose = [r["fault"] for r in unattributed if (r.get("fault") or {}).get("scenario") == scenario.name]
-    records = [r for e in mine for r in e.faults(applied=None)] + loose
-    for record in records:
-        fault = faults.get((record.get("section", ""), record.get("index", -1)))
-        if fault is None:
-            continue
-        fault.decided += 1
-        if record.get("applied", True):
-            fault.applied += 1
-        elif record.get("not_applied_reason") and record["not_applied_reason"] not in fault.not_applied_reasons:
-            fault.not_applied_reasons.append(record["not_applied_reason"])
-    listed = list(faults.values())
-    return ScenarioCoverage(
-        scenario=scenario.name,
-        chaos=scenario.any_chaos_active,
-        episodes=len(mine),
-        decided=sum(f.decided for f in listed),
-        applied=sum(f.applied for f in listed),
-        unattributed=sum(e.unattributed for e in mine),
-        faults=listed,
-    )
+    loose = [r for r in (read_fault(u.get("fault")) for u in unattributed) if r and r.scenario == scenario.name]
+    return count_coverage(scenario.name, mine, _declared(scenario), loose, scenario.any_chaos_active)
 
 
 def coverage(
@@ -81,4 +107,12 @@ def describe(cov: ScenarioCoverage, fix: str = "forward x-flakeproxy-cell") -> s
     idle = [f"{f.section}[{f.index}] {f.kind}" for f in cov.faults if f.applied == 0]
     if idle:
         return f"warning: scenario {cov.scenario}: {', '.join(idle)} never applied (the others did)"
+    unread = [f for f in cov.faults if f.applied and f.reached_model == 0]
+    if unread:
+        first = unread[0]
+        why = f": {first.not_delivered_reasons[0]}" if first.not_delivered_reasons else ""
+        return (
+            f"warning: scenario {cov.scenario}: {first.section}[{first.index}] {first.kind} reached the agent "
+            f"{first.applied} time(s) but never its model{why}; checks that need it are n/a"
+        )
     return None

@@ -3,6 +3,8 @@ bodies capped."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 import zlib
 from collections import deque
 from collections.abc import Iterable
@@ -11,6 +13,7 @@ from typing import Any
 
 from flakeproxy.redact import DEFAULT, Redactor
 from flakeproxy.wire.coverage import Coverage
+from flakeproxy.wire.record import fault_json
 
 BODY_CAP_BYTES = 64 * 1024
 
@@ -92,7 +95,13 @@ class JournalEntry:
     body_truncated: bool = False
     streamed: bool = False
     error: str | None = None
+    #: the connection closed before the response body ended: the agent got response_bytes of it, then the close
+    closed_mid_body: bool = False
     complete: bool = False  # False while the response is still on its way (e.g. a long stream)
+    #: the indexes (in its scenario's context_attacks) of the attacks whose payload this LLM request carries
+    carries_attacks: list[int] = field(default_factory=list)
+    #: the agent has all it will get of this exchange (it ended, or the proxy ended the agent's side early)
+    delivered: bool = field(default=False, repr=False, compare=False)
     capture: BodyCapture | None = field(default=None, repr=False, compare=False)
     coverage: Coverage | None = field(default=None, repr=False, compare=False)
     redactor: Redactor | None = field(default=None, repr=False, compare=False)  # set by Journal.add
@@ -103,7 +112,7 @@ class JournalEntry:
         """The entry as it is now, taken on the event loop in microseconds; render it anywhere."""
         data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _LIVE}
         if self.fault is not None:
-            data["fault"] = {**self.fault, **(self.coverage.record() if self.coverage else _NO_COVERAGE)}
+            data["fault"] = fault_json(self.fault, self.coverage)
         redactor = self.redactor or DEFAULT
         if self.capture is None:
             return Snapshot(data, None, 0, None, redactor)
@@ -142,12 +151,14 @@ class Snapshot:
         return self.redactor.entry({**self.fields, **body, "body_truncated": self.size > len(kept)})
 
 
+#: How long ending a cell waits for its exchanges to reach the agent (a stream the agent still reads).
+SETTLE_S = 2.0
 #: What the journal keeps at most (bodies are capped at BODY_CAP_BYTES each); the oldest entries go first.
 JOURNAL_MAX_BYTES = 64 * 1024 * 1024
 #: What one entry costs beyond its bodies and headers (the Python objects), counted against the budget.
 ENTRY_OVERHEAD_BYTES = 1024
-_LIVE = {"capture", "coverage", "accounted", "redactor"}  # kept out of the JSON; the live parts are read by snapshot()
-_NO_COVERAGE = {"applied": False, "effect": None, "not_applied_reason": None}
+#: kept out of the JSON; the live parts are read by snapshot()
+_LIVE = {"capture", "coverage", "accounted", "redactor", "delivered"}
 
 
 class Journal:
@@ -193,6 +204,16 @@ class Journal:
 
     def for_cell(self, cell_id: str) -> list[JournalEntry]:
         return [e for e in self._entries if e.cell == cell_id]
+
+    async def wait_delivered(self, cell_id: str, timeout_s: float = SETTLE_S) -> list[int]:
+        """Wait (at most timeout_s) until the agent has all it will get of every exchange of a cell, so that no
+        entry is read half-decided; the seqs of those still open after that."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            open_ = [e.seq for e in self._entries if e.cell == cell_id and not e.delivered]
+            if not open_ or time.monotonic() >= deadline:
+                return open_
+            await asyncio.sleep(0.005)
 
     def page(
         self, since: int = 0, limit: int = 1000, cell: str | None = None, unattributed: bool = False

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-SCHEMA_VERSION = "2"
+from flakeproxy.wire.record import FaultRecord, read_fault
+
+SCHEMA_VERSION = "3"
 Outcome = Literal["pass", "fail", "error", "not_applicable"]
 
 
@@ -45,18 +47,25 @@ class Episode(Model):
     error: str | None = Field(None, description="Why the agent gave no answer (an agent error, not a failure).")
     journal: list[dict[str, Any]] = Field(default_factory=list)
     unattributed: int = Field(0, description="Requests seen while this episode ran that could not be tied to it.")
+    unsettled: int = Field(
+        0, description="Exchanges still open when the episode ended, after waiting 2 s for them to reach the agent."
+    )
     state_verdicts: dict[str, EpisodeVerdict] = Field(
         default_factory=dict, description="Checks of workspace or services, judged right after the episode."
     )
 
-    def faults(self, applied: bool | None = True) -> list[dict[str, Any]]:
+    @field_validator("journal")
+    @classmethod
+    def _fault_records(cls, journal: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Every entry's fault is a whole FaultRecord (one that does not say whether it applied is refused)."""
+        for entry in journal:
+            read_fault(entry.get("fault"))
+        return journal
+
+    def faults(self, applied: bool | None = True) -> list[FaultRecord]:
         """The fault records of this episode's requests: applied ones (default), not applied, or all (None)."""
-        out = []
-        for entry in self.journal:
-            fault = entry.get("fault")
-            if fault and (applied is None or bool(fault.get("applied", True)) == applied):
-                out.append(fault)
-        return out
+        records = (read_fault(entry.get("fault")) for entry in self.journal)
+        return [r for r in records if r is not None and (applied is None or r.applied == applied)]
 
 
 class CellResult(Model):
@@ -69,7 +78,7 @@ class CellResult(Model):
     reason: str
     episodes: list[str] = Field(default_factory=list, description="The ids of the episodes this cell judged.")
     verdicts: list[EpisodeVerdict] = Field(default_factory=list)
-    faults_injected: list[dict[str, Any]] = Field(
+    faults_injected: list[FaultRecord] = Field(
         default_factory=list, description="Faults that changed what the agent received in these episodes."
     )
     score: float = Field(0.0, description="In [0, 1]: the mean of its verdicts' scores (an error scores 0).")
@@ -80,14 +89,21 @@ class CellResult(Model):
 
 
 class FaultCoverage(Model):
-    """One fault of a scenario: how often it was decided, and how often it changed what the agent received."""
+    """One fault of a scenario: how often it was decided, how often it changed what the agent received, and
+    for a context attack on a tool's answer, how often its payload reached the agent's model."""
 
     section: str
     index: int
     kind: str
     decided: int = 0
     applied: int = 0
+    reached_model: int | None = Field(
+        None, description="Context attacks on a tool's answer: applied ones whose payload reached the model."
+    )
     not_applied_reasons: list[str] = Field(default_factory=list)
+    not_delivered_reasons: list[str] = Field(
+        default_factory=list, description="Why an applied attack did not reach the model (or could not be seen)."
+    )
 
 
 class ScenarioCoverage(Model):
@@ -96,6 +112,9 @@ class ScenarioCoverage(Model):
     episodes: int = 0
     decided: int = 0
     applied: int = 0
+    reached_model: int | None = Field(
+        None, description="Applied context attacks on tool answers whose payload reached the model (None: none)."
+    )
     unattributed: int = Field(0, description="Requests during this scenario that no episode could be tied to.")
     faults: list[FaultCoverage] = Field(default_factory=list)
 

@@ -42,3 +42,27 @@ def test_importing_the_core_loads_no_mitmproxy() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=30)
     assert out.stdout.strip() == "[]"
+
+
+def _applied_defaults(tree: ast.AST) -> list[int]:
+    """Lines that read a fault's `applied` from a mapping with a default (`x.get("applied", ...)`) or by key."""
+    lines = []
+    for node in ast.walk(tree):
+        is_get = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+        if is_get and node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value == "applied":
+            lines.append(node.lineno)
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value == "applied":
+            lines.append(node.lineno)
+    return lines
+
+
+def test_no_reader_guesses_whether_a_fault_applied() -> None:
+    """Whether a fault applied is read from a FaultRecord (flakeproxy.wire.record), where it has no default;
+    reading it out of a dict, with a default or without, is how five readers once counted unknowns as applied."""
+    offenders = [
+        f"{path.relative_to(REPO)}:{line}"
+        for folder in ("flakeproxy", "addons", "runner")
+        for path in (REPO / folder).rglob("*.py")
+        for line in _applied_defaults(ast.parse(path.read_text(), str(path)))
+    ]
+    assert offenders == [], "read `applied` through read_fault() / Episode.faults(), not a dict"

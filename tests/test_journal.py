@@ -76,13 +76,16 @@ def test_pages_follow_seq_and_filter() -> None:
 
 def test_to_json_reads_the_live_parts_without_changing_the_entry() -> None:
     entry = _entry(1, "a")
-    entry.fault = {"kind": "stream_cut"}
+    decided = {"scenario": "s", "section": "llm_faults", "index": 0, "kind": "stream_cut", "call_index": 1, "seed": 3}
+    entry.fault = dict(decided)
     entry.capture, entry.coverage = BodyCapture(cap=4), Coverage("stream_cut")
     entry.capture.add(b"abcdef")
     data = entry.to_json()
     assert (data["response_body"], data["response_bytes"], data["body_truncated"]) == ("abcd", 6, True)
-    assert data["fault"] == {"kind": "stream_cut", "applied": False, "effect": None, "not_applied_reason": None}
-    assert (entry.response_body, entry.response_bytes, entry.fault) == ("", 0, {"kind": "stream_cut"})
+    fault = data["fault"]
+    assert {k: fault[k] for k in decided} == decided
+    assert (fault["applied"], fault["effect"], fault["settled"]) == (False, None, False)
+    assert (entry.response_body, entry.response_bytes, entry.fault) == ("", 0, decided)
     entry.coverage.closed()
     assert entry.to_json()["fault"]["effect"] == "connection closed"
 

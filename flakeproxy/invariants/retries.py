@@ -6,6 +6,8 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any
 
+from flakeproxy.wire.record import read_fault
+
 #: The header the official OpenAI and Anthropic SDKs (Stainless-generated) send with the attempt number.
 RETRY_COUNT_HEADER = "x-stainless-retry-count"
 
@@ -29,8 +31,8 @@ def is_sdk_retry(entry: dict[str, Any]) -> bool:
 
 
 def applied_fault(entry: dict[str, Any]) -> bool:
-    fault = entry.get("fault") or {}
-    return bool(fault) and bool(fault.get("applied", True))
+    fault = read_fault(entry.get("fault"))
+    return fault is not None and fault.applied
 
 
 def retries_of(calls: list[dict[str, Any]], first: int) -> list[dict[str, Any]]:

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 from flakeproxy.config.replays import Exchange, SseEvent
 from flakeproxy.redact import Redactor
+from flakeproxy.wire.record import read_fault
 
 _EVENT_END = re.compile(rb"\r?\n\r?\n")
 #: Response headers a replay sets itself (the body is stored decoded, its framing is the replayer's).
@@ -101,14 +102,16 @@ class RawExchange:
     latency_ms: float | None = None
     error: str | None = None
     fault: dict[str, Any] | None = None  # the applied fault's record, when one changed this response
+    closed_mid_body: bool = False  # the connection closed before the body ended
 
 
 def recorded_fault(record: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """The part of a journal entry's fault a session keeps: which fault, and what it did; None unless applied."""
-    if not record or not record.get("applied", False):
+    fault = read_fault(record)
+    if fault is None or not fault.applied:
         return None
-    keep = ("scenario", "section", "index", "kind", "effect")
-    return {k: record[k] for k in keep if record.get(k) is not None}
+    keep = fault.model_dump(include={"scenario", "section", "index", "kind", "effect"})
+    return {k: v for k, v in keep.items() if v is not None}
 
 
 def _is_sse(headers: Mapping[str, str]) -> bool:
@@ -147,7 +150,15 @@ def build_exchange(raw: RawExchange, redactor: Redactor, seen: set[str] | None =
         latency_ms=_ms(raw.latency_ms),
         error=raw.error,
         fault=raw.fault,
+        closed_mid_body=raw.closed_mid_body,
+        declared_bytes=_declared(raw.closed_mid_body, response_headers),
     )
+
+
+def _declared(closed: bool, headers: Mapping[str, str]) -> int | None:
+    """The Content-Length a body closed early had promised (None for a chunked one, or a complete body)."""
+    value = headers.get("content-length", "")
+    return int(value) if closed and value.isdigit() else None
 
 
 def exchange_from_entry(entry: Mapping[str, Any]) -> Exchange:
@@ -175,6 +186,11 @@ def exchange_from_entry(entry: Mapping[str, Any]) -> Exchange:
         latency_ms=entry.get("latency_ms"),
         error=entry.get("error"),
         fault=recorded_fault(entry.get("fault")),
+        closed_mid_body=bool(entry.get("closed_mid_body")),
+        declared_bytes=_declared(bool(entry.get("closed_mid_body")), headers),
+        inexact="its response body was over the journal's 64 KiB cap in results.json and is cut"
+        if entry.get("body_truncated")
+        else None,
     )
 
 

@@ -22,7 +22,7 @@ def failing_episodes(result: RunResult) -> set[str]:
 
 def fault_notes(episode: Episode) -> list[str]:
     """The note a session of a chaos episode carries: its responses are the faulted ones the agent received."""
-    faults = sorted({f"{f.get('section')}[{f.get('index')}] {f.get('kind')}" for f in episode.faults()})
+    faults = sorted({f.label for f in episode.faults()})
     if not faults:
         return []
     return [f"recorded under scenario {episode.scenario}; faults applied on the wire: {', '.join(faults)}"]

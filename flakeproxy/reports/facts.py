@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from flakeproxy.results import CellResult, Episode, FaultCoverage, RunResult, ScenarioCoverage
+from flakeproxy.coverage import count_coverage
+from flakeproxy.results import CellResult, Episode, RunResult, ScenarioCoverage
 
 OUTCOME_WORD = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "not_applicable": "n/a"}
 
@@ -107,48 +108,16 @@ def path_of(entry: dict[str, Any]) -> str:
     return parts.path + (f"?{parts.query}" if parts.query else "")
 
 
-def fault_label(fault: dict[str, Any]) -> str:
-    return f"{fault.get('section', '?')}[{fault.get('index', '?')}] {fault.get('kind', '?')}"
-
-
-def fault_state(fault: dict[str, Any]) -> tuple[bool, str]:
-    """(applied, what it did or why it did not apply)."""
-    applied = bool(fault.get("applied", True))
-    if applied:
-        return True, str(fault.get("effect") or "applied")
-    return False, str(fault.get("not_applied_reason") or "not applied (the answer was still open)")
-
-
 def coverage(result: RunResult) -> list[ScenarioCoverage]:
-    """results.coverage, or (an interrupted run has none) the same counted from the episodes' journals."""
+    """results.coverage, or (an interrupted run has none) the same counted from the episodes' journals (the
+    faults that were decided: the config is not at hand here)."""
     if result.coverage:
         return result.coverage
     out = []
     for scenario in result.scenarios:
         episodes = [e for e in result.episodes if e.scenario == scenario]
-        if not episodes:
-            continue
-        faults: dict[tuple[str, int, str], FaultCoverage] = {}
-        for episode in episodes:
-            for fault in episode.faults(applied=None):
-                key = (str(fault.get("section")), int(fault.get("index", 0)), str(fault.get("kind")))
-                row = faults.setdefault(key, FaultCoverage(section=key[0], index=key[1], kind=key[2]))
-                row.decided += 1
-                applied, why = fault_state(fault)
-                row.applied += applied
-                if not applied:
-                    row.not_applied_reasons.append(why)
-        rows = list(faults.values())
-        out.append(
-            ScenarioCoverage(
-                scenario=scenario,
-                chaos=bool(rows),
-                episodes=len(episodes),
-                decided=sum(r.decided for r in rows),
-                applied=sum(r.applied for r in rows),
-                faults=rows,
-            )
-        )
+        if episodes:
+            out.append(count_coverage(scenario, episodes, {}))
     return out
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from flakeproxy.reports import facts
 from flakeproxy.results import CellResult, Episode, EpisodeVerdict, RunResult
+from flakeproxy.wire.record import FaultRecord, read_fault
 
 MAX_TEXT = 20_000
 
@@ -24,10 +25,11 @@ def outcome_badge(outcome: str) -> str:
     return f'<span class="badge o-{esc(outcome)}">{esc(facts.OUTCOME_WORD.get(outcome, outcome))}</span>'
 
 
-def fault_badge(fault: dict[str, Any]) -> str:
-    applied, what = facts.fault_state(fault)
-    cls, word = ("f-applied", "applied") if applied else ("f-not", "not applied")
-    return f'<span class="badge {cls}">{word}</span> <code>{esc(facts.fault_label(fault))}</code>: {esc(what)}'
+def fault_badge(fault: FaultRecord) -> str:
+    cls, word = ("f-applied", "applied") if fault.applied else ("f-not", "not applied")
+    if fault.applied and fault.context_attack and fault.reached_model is False:
+        cls, word = "f-not", "did not reach the model"
+    return f'<span class="badge {cls}">{word}</span> <code>{esc(fault.label)}</code>: {esc(fault.describe())}'
 
 
 def cell_anchor(index: int) -> str:
@@ -102,7 +104,7 @@ def _request_row(entry: dict[str, Any], start: float, retries: set[int]) -> str:
     status_text = esc(status) if status is not None else '<span class="muted">none</span>'
     if error:
         status_text += f"<br><small>{esc(error)}</small>"
-    fault = entry.get("fault")
+    fault = read_fault(entry.get("fault"))
     retry = ' <span class="badge retry">retry</span>' if int(entry.get("seq", -1)) in retries else ""
     return (
         f"<tr><td>{esc(entry.get('seq', ''))}</td><td class=num>+{offset:.0f}</td>"

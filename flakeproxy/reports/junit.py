@@ -36,7 +36,7 @@ def _evidence(result: RunResult, cell: CellResult) -> str:
             + (f"  evidence: {json.dumps(v.evidence, ensure_ascii=False, default=str)}\n" if v.evidence else "")
         )
     for fault in cell.faults_injected:
-        parts.append(f"fault applied: {facts.fault_label(fault)}: {facts.fault_state(fault)[1]}\n")
+        parts.append(f"fault applied: {fault.label}: {fault.describe()}\n")
     return clean("".join(parts))
 
 
@@ -65,12 +65,7 @@ def _properties(result: RunResult, scenario: str) -> ET.Element:
     props = ET.Element("properties")
     cov = next((c for c in facts.coverage(result) if c.scenario == scenario), None)
     applied = sorted(
-        {
-            f"{facts.fault_label(f)}: {facts.fault_state(f)[1]}"
-            for e in result.episodes
-            if e.scenario == scenario
-            for f in e.faults()
-        }
+        {f"{f.label}: {f.describe()}" for e in result.episodes if e.scenario == scenario for f in e.faults()}
     )
     values: list[tuple[str, Any]] = [
         ("contract", result.contract),

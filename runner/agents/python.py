@@ -11,6 +11,7 @@ import json
 import sys
 import time
 from collections.abc import Callable, MutableMapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from flakeproxy.runner.agents.otel import otel_context
 from flakeproxy.wire.action import Action
 from flakeproxy.wire.call import CURRENT_CELL, CURRENT_URLS, Call, TargetSpec
 from flakeproxy.wire.coverage import Coverage
+from flakeproxy.wire.record import fault_json
 from flakeproxy.wire.trace import CURRENT_TRACE
 
 
@@ -77,15 +79,27 @@ def apply_to_result(action: Action, name: str, result: Any, coverage: Coverage) 
     return result
 
 
-def _applied(action: Action | None, entry: dict[str, Any], coverage: Coverage | None, name: str, result: Any) -> Any:
-    """The tool's result under the action; the journal entry's fault says whether it changed anything."""
+def _applied(action: Action | None, coverage: Coverage | None, name: str, result: Any) -> Any:
+    """The tool's result under the action; the coverage notes whether it changed anything."""
     if action is None or coverage is None:
         return result
     try:
         return apply_to_result(action, name, result, coverage)
     finally:
         coverage.finish()
-        entry["fault"].update(coverage.record())
+
+
+@dataclass
+class ToolCall:
+    """One wrapped tool call as the journal keeps it: the entry, and the fault decided on it with its coverage."""
+
+    entry: dict[str, Any]
+    decided: dict[str, Any] | None = None
+    coverage: Coverage | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        fault = fault_json(self.decided, self.coverage) if self.decided is not None else None
+        return {**self.entry, "fault": fault}
 
 
 class PythonAdapter:
@@ -94,7 +108,7 @@ class PythonAdapter:
         self.near = near
         self.fn: Callable[..., Any] | None = None
         self.injector: Injector | None = None
-        self.journal: list[dict[str, Any]] = []
+        self.journal: list[ToolCall] = []
 
     @property
     def has_reset(self) -> bool:
@@ -127,9 +141,7 @@ class PythonAdapter:
         if getattr(tool, "__flakeproxy_wrapped__", False):
             return tool
 
-        def decide(
-            args: tuple[Any, ...], kwargs: dict[str, Any]
-        ) -> tuple[Action | None, dict[str, Any], Coverage | None]:
+        def decide(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Action | None, Coverage | None]:
             assert self.injector is not None
             body = json.dumps({"args": args, "kwargs": kwargs}, default=str).encode()
             call = Call("python", "CALL", f"python://{name}", name, {}, body, (name,))
@@ -142,42 +154,41 @@ class PythonAdapter:
                 "url": call.url,
                 "request_body": body.decode(),
                 "started_at": time.time(),
-                "fault": decision.record() if decision else None,
                 "response_headers": {},
                 "latency_ms": 0.0,
             }
-            self.journal.append(entry)
             coverage = Coverage(decision.kind) if decision else None
+            self.journal.append(ToolCall(entry, decision.record() if decision else None, coverage))
             if decision and coverage and decision.action.delay_ms:
                 coverage.delayed(decision.action.delay_ms)
-            return (decision.action if decision else None), entry, coverage
+            return (decision.action if decision else None), coverage
 
         if inspect.iscoroutinefunction(tool):
 
             @functools.wraps(tool)
             async def async_wrapped(*args: Any, **kwargs: Any) -> Any:
-                action, entry, coverage = decide(args, kwargs)
+                action, coverage = decide(args, kwargs)
                 if action and action.delay_ms:
                     await asyncio.sleep(action.delay_ms / 1000)
                 result = None if action and not action.forwards else await tool(*args, **kwargs)
-                return _applied(action, entry, coverage, name, result)
+                return _applied(action, coverage, name, result)
 
             async_wrapped.__flakeproxy_wrapped__ = True  # type: ignore[attr-defined]
             return async_wrapped
 
         @functools.wraps(tool)
         def wrapped(*args: Any, **kwargs: Any) -> Any:
-            action, entry, coverage = decide(args, kwargs)
+            action, coverage = decide(args, kwargs)
             if action and action.delay_ms:
                 time.sleep(action.delay_ms / 1000)  # the agent runs in a worker thread
             result = None if action and not action.forwards else tool(*args, **kwargs)
-            return _applied(action, entry, coverage, name, result)
+            return _applied(action, coverage, name, result)
 
         wrapped.__flakeproxy_wrapped__ = True  # type: ignore[attr-defined]
         return wrapped
 
     def cell_journal(self, cell: str) -> list[dict[str, Any]]:
-        return [e for e in self.journal if e["cell"] == cell]
+        return [c.to_json() for c in self.journal if c.entry["cell"] == cell]
 
     def open_cell(self, cell: str, label: str, scenario: Scenario | None = None, seed: int = 0) -> None:
         """The episode's own scenario for the wrapped tools, fault counters (after_calls, times) per episode;

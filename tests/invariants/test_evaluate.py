@@ -102,6 +102,18 @@ def test_files_and_commands(tmp_path: Path) -> None:
     assert judge({"type": "command_exit", "command": "echo nope >&2; exit 1"}, **ws) == "fail"
 
 
+APPLIED_ERROR = {
+    "scenario": "down",
+    "section": "tool_faults",
+    "index": 0,
+    "kind": "error",
+    "applied": True,
+    "effect": "replied 503",
+    "not_applied_reason": None,
+    "settled": True,
+}
+
+
 def entry(target: str, at: float, fault: bool = False, retry_after: str | None = None) -> dict[str, Any]:
     headers = {"retry-after": retry_after} if retry_after else {}
     return {
@@ -110,7 +122,7 @@ def entry(target: str, at: float, fault: bool = False, retry_after: str | None =
         "method": "GET",
         "started_at": at,
         "latency_ms": 1.0,
-        "fault": {"kind": "error"} if fault else None,
+        "fault": APPLIED_ERROR if fault else None,
         "response_headers": headers,
     }
 

@@ -177,8 +177,8 @@ def test_a_recorded_chaos_episode_says_its_responses_are_the_faulted_ones(thread
         assert session.outcome == outcome, (session.reason, [e.get("fault") for e in result.episodes[0].journal])
         assert "never-fabricate-when-tools-fail" in session.verdicts, session.verdicts
         [episode] = result.episodes
-        [replayed] = [f for f in episode.faults() if f.get("replayed")]
-        assert (replayed["kind"], replayed["applied"], replayed["scenario"]) == ("error", True, "tool-down")
+        [replayed] = [f for f in episode.faults() if f.replayed]
+        assert (replayed.kind, replayed.applied, replayed.scenario) == ("error", True, "tool-down")
 
 
 @pytest.mark.timeout(120)

@@ -58,7 +58,7 @@ def test_report_of_an_interrupted_run_says_so(demo: dict[str, RunResult], saved:
     [
         (None, "cannot read it (No such file or directory)"),
         ("{not json", "not JSON (line 1"),
-        ('{"schema_version": "2"}', "not a flakeproxy results.json of schema 2"),
+        ('{"schema_version": "3"}', "not a flakeproxy results.json of schema 3"),
     ],
 )
 def test_report_user_errors_are_one_line(content: str | None, message: str, tmp_path: Path) -> None:

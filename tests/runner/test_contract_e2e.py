@@ -23,7 +23,7 @@ def test_careful_agent_passes_with_the_tool_down(tmp_path: Path) -> None:
     assert cells[("always-cite-source", "search-tool-down")] == "pass"
     assert result.score is not None and result.score.verdict == "PASS"
     down = next(c for c in result.cells if c.scenario == "search-tool-down" and c.invariant == "always-cite-source")
-    assert [f["kind"] for f in down.faults_injected] == ["error"]  # the fault really reached the agent's call
+    assert [f.kind for f in down.faults_injected] == ["error"]  # the fault really reached the agent's call
     assert [e["status"] for e in journal(result, down)] == [503]
 
 
@@ -34,7 +34,7 @@ def test_naive_agent_fails_the_critical_invariant_and_exits_1(tmp_path: Path) ->
     assert "FAIL  never-fabricate-when-tools-fail in search-tool-down [critical]: negated: matches" in out.stdout
     assert "resilience score" in out.stdout and out.stdout.rstrip().splitlines()[-1].startswith("reproduce:")
     data = json.loads((tmp_path / "out" / "results.json").read_text())
-    assert data["schema_version"] == "2" and data["seed"] == 7 and data["complete"]
+    assert data["schema_version"] == "3" and data["seed"] == 7 and data["complete"]
     assert data["score"]["verdict"] == "FAIL" and len(data["config_sha256"]) == 64
     failed = [c for c in data["cells"] if c["outcome"] == "fail"]
     assert [(c["invariant"], c["scenario"]) for c in failed] == [

@@ -143,20 +143,20 @@ def test_stream_cut_on_a_json_client_injects_nothing_and_the_run_cannot_pass(tmp
         result = run(config)
     [episode] = result.episodes
     [fault] = episode.faults(applied=None)
-    assert fault["applied"] is False
-    assert fault["not_applied_reason"] == "the answer was not streamed; stream_cut needs stream: true"
+    assert fault.applied is False
+    assert fault.not_applied_reason == "the answer was not streamed; stream_cut needs stream: true"
     cell = result.cell("whole-answer", "llm-stream-cut")
     assert cell.outcome == "error" and "injected nothing" in cell.reason and "stream: true" in cell.reason
     assert result.score is not None and result.score.verdict == "FAIL"
     assert any("llm-stream-cut injected nothing" in r for r in result.score.reasons)
-    assert result.coverage[0].faults[0].not_applied_reasons == [fault["not_applied_reason"]]
+    assert result.coverage[0].faults[0].not_applied_reasons == [fault.not_applied_reason]
 
 
 def test_stream_cut_on_a_streaming_client_applies(tmp_path: Path) -> None:
     with sdk_world(tmp_path, NO_PARTIAL, CUT, stream=True) as (config, _sdk):
         result = run(config)
     [fault] = result.episodes[0].faults()
-    assert fault["kind"] == "stream_cut" and fault["applied"] is True
+    assert fault.kind == "stream_cut" and fault.applied is True
     cell = result.cell("whole-answer", "llm-stream-cut")
     assert cell.outcome == "fail" and cell.faults_injected == [fault]  # the SDK accepted the cut answer silently
     assert result.coverage[0].applied == 1 and not result.coverage[0].injected_nothing

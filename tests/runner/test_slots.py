@@ -182,7 +182,7 @@ def assert_attributed(result: RunResult) -> dict[str, int]:
 def verdicts(result: RunResult) -> list[tuple[Any, ...]]:
     """Every cell's outcome and its per-episode verdicts, and each episode's answer and faults."""
     cells = [(c.scenario, c.invariant, c.outcome, [(v.episode, v.outcome) for v in c.verdicts]) for c in result.cells]
-    episodes = [(e.id, e.scenario, e.answer, e.error, [f["kind"] for f in e.faults()]) for e in result.episodes]
+    episodes = [(e.id, e.scenario, e.answer, e.error, [f.kind for f in e.faults()]) for e in result.episodes]
     return [*cells, *episodes]
 
 
