@@ -211,10 +211,12 @@ class ControlApi:
         if wanted not in self.injector.cells:
             raise Problem(404, f"no open cell {wanted!r}", valid=sorted(self.injector.cells))
         cell = self.injector.end_cell(wanted)
+        unsettled = await self.journal.wait_delivered(cell.id)
         for hook in self.on_cell_end:
             await hook(cell.id, cell.label)
         entries = [e.snapshot() for e in self.journal.for_cell(cell.id)]
-        return await json_list_response(request, self._cell_view(cell), "journal", entries)
+        head = {**self._cell_view(cell), "unsettled": unsettled}
+        return await json_list_response(request, head, "journal", entries)
 
     async def get_journal(self, request: web.Request) -> web.StreamResponse:
         query = journal_query(request.query)

@@ -20,6 +20,7 @@ from flakeproxy.injector import Clues, Decision, Injector
 from flakeproxy.journal import BODY_CAP_BYTES, Journal, JournalEntry, redact_headers
 from flakeproxy.wire.call import CELL_HEADER, Call, resolve
 from flakeproxy.wire.coverage import Coverage, WatchedStream
+from flakeproxy.wire.markers import MarkerScan, carried
 from flakeproxy.wire.providers import provider
 from flakeproxy.wire.trace import baggage_cell, trace_id_of
 
@@ -29,6 +30,10 @@ ATTRIBUTION = "flakeproxy.cell"
 #: The most a body rewrite buffers; a larger body goes through untouched (mitmproxy's stream_large_bodies).
 REWRITE_CAP = "16m"
 REWRITE_CAP_TEXT = "16 MiB"
+
+
+def _agent_left(message: str) -> bool:
+    return "client disconnected" in message.lower()
 
 
 def _is_sse(response: http.Response) -> bool:
@@ -80,9 +85,12 @@ class FaultAddon:
     def requestheaders(self, flow: http.HTTPFlow) -> None:
         """Stream the request body upstream unless a fault of the request's scenario could need it."""
         cell, _ = self._attribute(flow)
-        if not self.injector.may_fault(self._call(flow, b""), cell):
+        call = self._call(flow, b"")
+        if not self.injector.may_fault(call, cell):
             encoding = flow.request.headers.get("content-encoding")
-            flow.request.stream = flow.metadata[REQUEST_PASS] = RequestPass(encoding)
+            markers = self.injector.markers(call, cell)
+            scan = MarkerScan(markers) if markers else None
+            flow.request.stream = flow.metadata[REQUEST_PASS] = RequestPass(encoding, scan)
 
     async def request(self, flow: http.HTTPFlow) -> None:
         started = time.monotonic()
@@ -106,6 +114,7 @@ class FaultAddon:
             request_body=kept,
             request_bytes=passed.capture.size if passed else len(body),
             fault=decision.record() if decision else None,
+            carries_attacks=self._carries(call, cell, passed, body),
         )
         flow.metadata[KEY] = state = FlowState(entry, decision, started)
         entry.capture = state.capture
@@ -118,6 +127,14 @@ class FaultAddon:
             timeouts = self.timeouts.get(call.listener, Timeouts())
             message = f"upstream sent no response within {timeouts.read_ms} ms"
             state.watch = UpstreamWatch(flow, timeouts, lambda: provider(call.api).error(504, message))
+
+    def _carries(self, call: Call, cell: str | None, passed: RequestPass | None, body: bytes) -> list[int]:
+        """Which context attacks of the cell's scenario this LLM request carries the payload of (the model gets
+        what the agent passed on from a poisoned tool answer)."""
+        if passed is not None:
+            return sorted(passed.scan.found) if passed.scan is not None else []
+        markers = self.injector.markers(call, cell)
+        return carried(markers, body) if markers else []
 
     async def _apply(self, flow: http.HTTPFlow, decision: Decision, coverage: Coverage) -> None:
         action, entry = decision.action, flow.metadata[KEY].entry
@@ -150,6 +167,8 @@ class FaultAddon:
         if state is None or flow.response is None:
             return
         state.entry.status = flow.response.status_code
+        if not state.entry.upstream_called:
+            return  # a reply the proxy made: its body is in hand, and the journal keeps it (response())
         if state.watch is not None:
             state.watch.headers()
         action = state.decision.action if state.decision and not self._timed_out(state) else None
@@ -200,6 +219,10 @@ class FaultAddon:
                     if action.keep_length:
                         flow.response.headers["content-length"] = str(full)
                         flow.response.headers["connection"] = "close"
+                        state.entry.closed_mid_body = True
+                        state.entry.error = (
+                            f"connection closed by fault mid-body after {len(rewritten)} of {full} bytes"
+                        )
                     if action.reset_stream:
                         state.entry.error = f"connection cut by fault mid-body after {len(rewritten)} of {full} bytes"
             state.capture.add(body)
@@ -222,6 +245,8 @@ class FaultAddon:
         entry.error = entry.error or message
         if state.ended and state.transform is not None and not state.finished:
             state.transform.abandoned()  # the stream was ended early for the agent, and the upstream never ended
+        elif flow.response is not None and state.streaming and not state.ended and not _agent_left(message):
+            entry.closed_mid_body = True  # the agent had its status and part of the body when the upstream broke
         if state.coverage is not None and (flow.response is None or self._timed_out(state)):
             state.coverage.upstream_failed(message)
         self._finish(flow, state, self._client_status(flow, state))
@@ -231,7 +256,7 @@ class FaultAddon:
         """What the agent got when the flow failed: mitmproxy answers 502 unless the answer had begun
         (then the agent saw its status and a broken body), the flow was killed, or the agent left."""
         message = flow.error.msg if flow.error else ""
-        if message == mflow.Error.KILLED_MESSAGE or "client disconnected" in message.lower():
+        if message == mflow.Error.KILLED_MESSAGE or _agent_left(message):
             return None if flow.response is None or not state.streaming else flow.response.status_code
         if flow.response is not None and state.streaming:
             return flow.response.status_code
@@ -248,6 +273,7 @@ class FaultAddon:
         if state.watch is not None:
             state.watch.stop()
         entry = state.entry
+        entry.delivered = True
         entry.latency_ms = round((time.monotonic() - state.started) * 1000, 3)
         if flow.response is not None:
             entry.response_headers = redact_headers(flow.response.headers.items(multi=True))

@@ -15,6 +15,7 @@ from flakeproxy.addons.upstream_timeouts import UpstreamWatch
 from flakeproxy.injector import Decision
 from flakeproxy.journal import BodyCapture, JournalEntry
 from flakeproxy.wire.coverage import Coverage, WatchedStream
+from flakeproxy.wire.markers import MarkerScan
 
 
 @dataclass
@@ -31,14 +32,30 @@ class FlowState:
     finished: bool = False  # the journal entry was written
 
 
-class RequestPass:
-    """A request body streamed upstream as it comes; the journal keeps its first bytes."""
+class Framed(bytes):
+    """Bytes framed by hand as HTTP/1 chunks (mitmproxy writes them as they are); `payload` is what they carry,
+    what the agent reads (the recorder keeps that)."""
 
-    def __init__(self, encoding: str | None) -> None:
+    payload: bytes
+
+    def __new__(cls, framed: bytes, payload: bytes) -> Framed:
+        obj = super().__new__(cls, framed)
+        obj.payload = payload
+        return obj
+
+
+class RequestPass:
+    """A request body streamed upstream as it comes; the journal keeps its first bytes, and `scan` (an LLM
+    request under a context attack) looks for the attacks' markers in all of it."""
+
+    def __init__(self, encoding: str | None, scan: MarkerScan | None = None) -> None:
         self.capture = BodyCapture(encoding=encoding)
+        self.scan = scan
 
     def __call__(self, data: bytes) -> bytes:
         self.capture.add(data)
+        if self.scan is not None:
+            self.scan.feed(data)
         return data
 
 
@@ -82,24 +99,27 @@ class TransformedStream:
         if data == b"":  # the upstream finished; b"" is not sent at this point
             return out
         if transform.done:
-            state.ended = True
+            state.ended = state.entry.delivered = True  # the agent's stream ends here, whatever comes upstream
             if self.cut is not None:
                 return self._cut_here(out)
             return self._end_here(out)
         return out if out else []  # never b"" mid-stream: that would end the body
 
     def _cut_here(self, out: bytes) -> bytes | list[bytes]:
-        """Send out as a normal chunk, then close the connection: no terminator follows."""
+        """Send out as a last chunk framed by hand, then close the connection. With the header gone, mitmproxy
+        writes no terminator even when the upstream's end arrives before the close (all at once, at pace 0)."""
         assert self.cut is not None
         events = self.transform.transform.events
         where = f"after {events} events, {self.state.capture.size} bytes of body"
         self.state.entry.error = f"connection cut by fault mid-stream {where}"
+        self.state.entry.closed_mid_body = True
         self.transform.coverage.changed("reset", f"connection cut mid-stream {where}")
+        self.response.headers.pop("transfer-encoding", None)
         self.cut()
-        return out if out else []
+        return Framed(b"%x\r\n%s\r\n" % (len(out), out), out) if out else []
 
     def _end_here(self, out: bytes) -> bytes:
         """End the chunked body now, framed by hand: with the header gone, mitmproxy writes these bytes
         as they are and adds no second terminator when the upstream finishes later."""
         self.response.headers.pop("transfer-encoding", None)
-        return (b"%x\r\n%s\r\n" % (len(out), out) if out else b"") + b"0\r\n\r\n"
+        return Framed((b"%x\r\n%s\r\n" % (len(out), out) if out else b"") + b"0\r\n\r\n", out)

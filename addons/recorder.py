@@ -18,10 +18,12 @@ from typing import Any
 from mitmproxy import http
 
 from flakeproxy.addons.fault_addon import KEY, REQUEST_PASS
+from flakeproxy.addons.flow_state import Framed
 from flakeproxy.config.replays import Exchange, Session
 from flakeproxy.redact import Redactor
 from flakeproxy.replay.build import RawExchange, build_exchange, recorded_fault
 from flakeproxy.replay.files import write_session
+from flakeproxy.wire.record import fault_json
 
 TAKING = "flakeproxy.recording"
 NO_CELL = "_"  # the recordings of requests that belong to no cell
@@ -43,8 +45,9 @@ class TimedStream:
     def __call__(self, data: bytes) -> bytes:
         out = self.inner(data)
         chunk = out if isinstance(out, bytes) else b"".join(out)
-        if chunk:
-            self.raw.chunks.append((chunk, (time.monotonic() - self.started) * 1000))
+        kept = chunk.payload if isinstance(chunk, Framed) else chunk  # what the agent reads, not the framing
+        if kept:
+            self.raw.chunks.append((kept, (time.monotonic() - self.started) * 1000))
         return chunk if chunk or not data else b""
 
 
@@ -107,8 +110,9 @@ class Recorder:
             raw.status = flow.response.status_code
             raw.response_headers = list(flow.response.headers.items(multi=True))
         state = flow.metadata.get(KEY)
-        if state is not None and state.entry.fault is not None and state.coverage is not None:
-            raw.fault = recorded_fault({**state.entry.fault, **state.coverage.record()})
+        if state is not None and state.entry.fault is not None:
+            raw.fault = recorded_fault(fault_json(state.entry.fault, state.coverage))
+        raw.closed_mid_body = state is not None and state.entry.closed_mid_body
         seen = self.seen.setdefault(cell, set())
         self.cells.setdefault(cell, []).append(build_exchange(raw, self.redactor, seen))
         self.inflight[cell] -= 1

@@ -30,12 +30,20 @@ class Pending:
     sent: float  # time.monotonic() when the proxy pointed it here
 
 
-async def _until(started: float, at_ms: float | None, speed: float) -> None:
+async def until(started: float, at_ms: float | None, speed: float) -> None:
     if at_ms is None or speed <= 0:
         return
     wait = started + at_ms * speed / 1000 - time.monotonic()
     if wait > 0:
         await asyncio.sleep(wait)
+
+
+async def _close(request: web.Request) -> None:
+    """Close the connection once what was written has gone out (no terminator, no rest of the body)."""
+    transport = request.transport
+    if transport is not None:
+        await asyncio.sleep(0)  # let the writes above reach the socket buffer
+        transport.close()
 
 
 class ReplayUpstream:
@@ -76,19 +84,22 @@ class ReplayUpstream:
         # every moment is moved earlier by it (the recorded gaps between events are kept as they were).
         started = pending.started - (time.monotonic() - pending.sent)
         if x.status is None:
-            await _until(started, x.latency_ms, speed)
+            await until(started, x.latency_ms, speed)
             if request.transport is not None:
                 request.transport.close()
             raise ConnectionResetError(x.error or "recorded without a response")
         headers = dict(x.response_headers)
-        if x.events is None:
-            await _until(started, x.latency_ms, speed)
+        if x.events is None:  # (a body cut short is answered by the Replayer itself, as the proxy first sent it)
+            await until(started, x.latency_ms, speed)
             return web.Response(status=x.status, body=x.response_body.encode(), headers=headers)
         response = web.StreamResponse(status=x.status, headers=headers)
-        await _until(started, x.first_byte_ms, speed)
+        await until(started, x.first_byte_ms, speed)
         await response.prepare(request)
         for event in x.events:
-            await _until(started, event.at_ms, speed)
+            await until(started, event.at_ms, speed)
             await response.write(event.data.encode())
+        if x.closed_mid_body:  # as recorded: these events, then the connection closes with no terminator
+            await _close(request)
+            raise ConnectionResetError("the recorded exchange closed mid-body")
         await response.write_eof()
         return response

@@ -18,8 +18,8 @@ from mitmproxy import http
 from flakeproxy.addons.fault_addon import KEY
 from flakeproxy.addons.flow_state import FlowState
 from flakeproxy.addons.recorder import buffer_request
-from flakeproxy.addons.replay_upstream import REPLAY_HEADER, ReplayUpstream
-from flakeproxy.config.replays import ReplayPlan
+from flakeproxy.addons.replay_upstream import REPLAY_HEADER, ReplayUpstream, until
+from flakeproxy.config.replays import Exchange, ReplayPlan
 from flakeproxy.redact import Redactor
 from flakeproxy.replay.match import Matcher
 from flakeproxy.wire.call import TargetSpec
@@ -32,9 +32,12 @@ class CellReplay:
     matcher: Matcher
     served: int = 0
     unmatched: list[str] = field(default_factory=list)
+    inexact: list[str] = field(default_factory=list)
 
     def report(self) -> dict[str, object]:
-        return {"served": self.served, "unused": self.matcher.unused, "unmatched": self.unmatched}
+        return {"served": self.served, "unused": self.matcher.unused, "unmatched": self.unmatched} | (
+            {"inexact": self.inexact} if self.inexact else {}
+        )
 
 
 def replayed_fault(state: FlowState, fault: dict[str, Any]) -> None:
@@ -44,6 +47,19 @@ def replayed_fault(state: FlowState, fault: dict[str, Any]) -> None:
     entry.fault = {k: fault.get(k) for k in ("scenario", "section", "index", "kind")} | {"replayed": True}
     entry.coverage = state.coverage = Coverage(str(fault.get("kind")))
     state.coverage.changed("replay", f"replayed as recorded: {fault.get('effect') or fault.get('kind')}")
+
+
+async def cut_short(flow: http.HTTPFlow, state: FlowState, exchange: Exchange, speed: float) -> None:
+    """A body the agent got cut short, answered here as the proxy first sent it: the recorded bytes under the
+    Content-Length it promised, then `connection: close` (so the agent's client sees the same length mismatch)."""
+    await until(state.started, exchange.latency_ms, speed)
+    assert exchange.status is not None
+    headers = {**exchange.response_headers, "connection": "close"}
+    flow.response = http.Response.make(exchange.status, exchange.response_body.encode(), headers)
+    if exchange.declared_bytes is not None:
+        flow.response.headers["content-length"] = str(exchange.declared_bytes)
+    state.entry.upstream_called = False
+    state.entry.closed_mid_body = True
 
 
 class Replayer:
@@ -69,7 +85,7 @@ class Replayer:
         if self.cells:
             buffer_request(flow)  # the body is matched before the request goes anywhere
 
-    def request(self, flow: http.HTTPFlow) -> None:
+    async def request(self, flow: http.HTTPFlow) -> None:
         state = flow.metadata.get(KEY)
         if state is None or flow.response is not None or flow.error is not None:
             return
@@ -87,8 +103,13 @@ class Replayer:
             self._unmatched(flow, replay, entry.url, entry.targets, entry.listener)
             return
         replay.served += 1
+        if exchange.inexact:
+            replay.inexact.append(f"{entry.method} {self.redactor.url(entry.url)} ({exchange.inexact})")
         if exchange.fault and state.entry.fault is None:
             replayed_fault(state, exchange.fault)
+        if exchange.closed_mid_body and exchange.events is None and exchange.status is not None:
+            await cut_short(flow, state, exchange, options.speed)
+            return
         token = self.upstream.register(exchange, options.speed, state.started)
         flow.request.scheme, flow.request.host, flow.request.port = "http", "127.0.0.1", self.upstream.port
         flow.request.headers[REPLAY_HEADER] = token

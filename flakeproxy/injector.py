@@ -186,6 +186,15 @@ class Injector:
             + [("context_attacks", i, f, isinstance(f, LLM_ATTACKS)) for i, f in enumerate(s.context_attacks)]
         )
 
+    def markers(self, call: Call, cell_id: str | None) -> dict[int, str]:
+        """For a call to an LLM: the markers of its cell scenario's context attacks on tool answers (index in
+        context_attacks -> marker), which the proxy looks for in the request to tell that an attack reached
+        the model."""
+        scenario, _ = self.scenario_of(cell_id)
+        if scenario is None or call.api is None or not scenario.context_attacks:
+            return {}
+        return {i: m for i, f in enumerate(scenario.context_attacks) if (m := f.marker()) is not None}
+
     def may_fault(self, call: Call, cell_id: str | None = None) -> bool:
         """Whether a fault of the cell's scenario could match this call, judged before its body is read.
 

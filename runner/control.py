@@ -69,8 +69,11 @@ class ControlClient:
         body.update({k: v for k, v in (("trace_id", trace_id), ("slot", slot)) if v is not None})
         return str((await self.call("POST", "/cells", body))["id"])
 
-    async def end(self, cell: str) -> list[dict[str, Any]]:
-        return list((await self.call("POST", f"/cells/{cell}/end"))["journal"])
+    async def end(self, cell: str) -> tuple[list[dict[str, Any]], list[int]]:
+        """Close a cell: its journal, and the seqs of its exchanges still open after the proxy's bounded wait
+        for them to reach the agent."""
+        ended = await self.call("POST", f"/cells/{cell}/end")
+        return list(ended["journal"]), [int(seq) for seq in ended.get("unsettled") or []]
 
     async def unattributed(self) -> list[dict[str, Any]]:
         """Journal entries the proxy could not tie to one open cell (paged through with `since`)."""

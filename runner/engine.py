@@ -125,6 +125,11 @@ class ContractRun:
             self.done[done.id] = done
             self.result.agent_invocations += 1
             self.progress(_line(len(self.done) - base, total, done))
+            if done.unsettled:
+                self.warn(
+                    f"warning: episode {done.id} ({done.label}): {done.unsettled} exchange(s) still open 2 s after "
+                    "the agent answered; a fault on them that had not reached the agent yet counts as not applied"
+                )
             if self.local:
                 self.local.check_alive()
             if after is not None:

@@ -31,6 +31,11 @@ class Fault(StrictModel):
         """What this fault does to call (it has already been chosen to fire)."""
         raise NotImplementedError(f"{type(self).__name__} does not define act()")
 
+    def marker(self) -> str | None:
+        """Context attacks on a tool's answer: a string of the payload that shows it reached the model when a
+        later LLM request carries it (None: nothing to look for)."""
+        return None
+
 
 class Delay(Fault):
     """A fault that waits: delay_ms plus up to jitter_ms drawn from the seeded random."""

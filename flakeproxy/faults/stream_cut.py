@@ -8,6 +8,7 @@ from pydantic import Field
 from flakeproxy.faults.base import Fault
 from flakeproxy.wire.action import Action
 from flakeproxy.wire.call import Call
+from flakeproxy.wire.providers import llm_provider
 from flakeproxy.wire.streams import StreamCut
 
 
@@ -18,4 +19,5 @@ class StreamCutFault(Fault):
     after_events: int = Field(3, ge=0)
 
     def act(self, call: Call, rng: Random) -> Action:
-        return Action(stream=lambda: StreamCut(self.after_events))
+        terminal = llm_provider(call.api).is_terminal
+        return Action(stream=lambda: StreamCut(self.after_events, terminal))

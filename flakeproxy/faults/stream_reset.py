@@ -8,6 +8,7 @@ from pydantic import Field
 from flakeproxy.faults.base import Fault
 from flakeproxy.wire.action import Action
 from flakeproxy.wire.call import Call
+from flakeproxy.wire.providers import llm_provider
 from flakeproxy.wire.streams import ByteCut, StreamCut
 
 
@@ -29,7 +30,9 @@ class StreamResetFault(Fault):
         def cut(body: bytes) -> bytes:
             return body[: len(body) // 2 if self.after_bytes is None else min(self.after_bytes, len(body) - 1)]
 
+        terminal = llm_provider(call.api).is_terminal
+
         def stream() -> StreamCut | ByteCut:
-            return StreamCut(self.after_events) if self.after_bytes is None else ByteCut(self.after_bytes)
+            return StreamCut(self.after_events, terminal) if self.after_bytes is None else ByteCut(self.after_bytes)
 
         return Action(stream=stream, reset_stream=True, rewrite_body=cut, keep_length=True)

@@ -33,10 +33,12 @@ class StreamTransform(Protocol):
     """Rewrites a streamed body as it passes; a stream that is `done` gets no more bytes.
 
     events: how many events it has let through (or acted on); consumed: how many input bytes it
-    turned into output (input never consumed was dropped).
+    turned into output (input never consumed was dropped); cut: it is done before the stream's own end
+    (not at the provider's terminal event), so whatever the upstream sends next never reaches the agent.
     """
 
     done: bool
+    cut: bool
     events: int
     consumed: int
 

@@ -83,15 +83,27 @@ class Coverage:
     def finish(self) -> None:
         self.final = True
 
+    @property
+    def settled(self) -> bool:
+        """Decided for good: applied (that cannot be undone) or the exchange is over."""
+        return self.applied or self.final
+
     def record(self) -> dict[str, Any]:
+        """The coverage fields of a FaultRecord (flakeproxy.wire.record)."""
         applied = self.applied
         reason = None if applied else self.reason
-        if not applied and reason is None and self.final:
-            reason = f"the fault changed nothing ({self.kind}: nothing to do on this call)"
+        if not applied and reason is None:
+            reason = (
+                f"the fault changed nothing ({self.kind}: nothing to do on this call)"
+                if self.final
+                else f"the exchange was still open when the episode ended, so whether {self.kind} reached the agent "
+                "is unknown"
+            )
         return {
             "applied": applied,
             "effect": ", ".join(self.effects.values()) or None,
             "not_applied_reason": reason,
+            "settled": self.settled,
         }
 
 
@@ -118,7 +130,7 @@ class WatchedStream:
         self._received += len(chunk)
         out = b"" if self.transform.done else self.transform.feed(chunk)
         self._compare(chunk, out)
-        self._check_cut()
+        self._check_cut(early=self.transform.cut)
         return out
 
     def finish(self) -> bytes:
@@ -149,11 +161,13 @@ class WatchedStream:
             self._pending.clear()
             self._note()
 
-    def _check_cut(self, ended: bool = False) -> None:
-        """Cut: input the transform never consumed (it stopped, or the stream ended mid-event)."""
+    def _check_cut(self, ended: bool = False, early: bool = False) -> None:
+        """Cut: the transform ended the stream while the upstream was still sending (`early`: decided now, at the
+        moment the agent's stream ends, whatever the upstream sends later), or input the transform never
+        consumed (it stopped, or the stream ended mid-event)."""
         if self._cut or not (self.transform.done or ended):
             return
-        if self._received > self.transform.consumed:
+        if early or self._received > self.transform.consumed:
             self._cut = True
             self._pending.clear()
             self._note()

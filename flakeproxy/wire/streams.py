@@ -25,6 +25,7 @@ class EventStream:
 
     def __init__(self) -> None:
         self.done = False
+        self.cut = False  # done before the stream's own end: the rest never reaches the agent
         self.events = 0
         self.consumed = 0
         self._parser = SseParser()
@@ -51,15 +52,18 @@ class EventStream:
 
 
 class StreamCut(EventStream):
-    """Let after_events events through, then end cleanly: no [DONE], no message_stop."""
+    """Let after_events events through, then end cleanly: no [DONE], no message_stop. `terminal` tells the
+    provider's own last event: a stream that ends there anyway was not cut."""
 
-    def __init__(self, after_events: int) -> None:
+    def __init__(self, after_events: int, terminal: Callable[[SseEvent], bool] | None = None) -> None:
         super().__init__()
         self.after_events = after_events
-        self.done = after_events == 0
+        self.terminal = terminal
+        self.done = self.cut = after_events == 0
 
     def on_event(self, event: SseEvent) -> bytes:
         self.done = self.events >= self.after_events
+        self.cut = self.done and not (self.terminal is not None and self.terminal(event))
         return event.raw
 
 
@@ -75,13 +79,13 @@ class MidStreamError(EventStream):
     def feed(self, chunk: bytes) -> bytes:
         head, self._pending = self._pending, b""
         if head:
-            self.done = True
+            self.done = self.cut = True
             return head
         return super().feed(chunk)
 
     def on_event(self, event: SseEvent) -> bytes:
         if self.events >= self.after_events:
-            self.done = True
+            self.done = self.cut = True
             return event.raw + self.error_event
         return event.raw
 
@@ -121,7 +125,7 @@ class TruncateStream(EventStream):
         self._saw_text = False
         out = bytes(self.provider.map_event(event, self._take, None))
         if self._saw_text and self.budget.spent:
-            self.done = True
+            self.done = self.cut = True
             return out + b"".join(self.provider.length_tail(self.last))
         return out
 
@@ -146,7 +150,7 @@ class ByteCut(EventStream):
     def __init__(self, after_bytes: int) -> None:
         super().__init__()
         self.left = after_bytes
-        self.done = after_bytes == 0
+        self.done = self.cut = after_bytes == 0
 
     def feed(self, chunk: bytes) -> bytes:
         if self.done:
@@ -155,7 +159,7 @@ class ByteCut(EventStream):
         self.left -= len(out)
         self.consumed += len(out)
         self.events += out.count(b"\n\n")
-        self.done = self.left <= 0
+        self.done = self.cut = self.left <= 0
         return out
 
     def finish(self) -> bytes:

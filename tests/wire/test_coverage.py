@@ -44,7 +44,7 @@ def test_same_content(before: bytes, after: bytes, same: bool) -> None:
 def test_what_applies(note: object, effect: str) -> None:
     coverage = Coverage("k")
     note(coverage)  # type: ignore[operator]
-    assert coverage.record() == {"applied": True, "effect": effect, "not_applied_reason": None}
+    assert coverage.record() == {"applied": True, "effect": effect, "not_applied_reason": None, "settled": True}
 
 
 @pytest.mark.parametrize(
@@ -72,10 +72,25 @@ def test_an_upstream_failure_after_a_delay_leaves_it_applied() -> None:
     assert coverage.record()["applied"] is True and coverage.record()["not_applied_reason"] is None
 
 
-def test_an_open_stream_may_be_unapplied_without_a_reason() -> None:
+def test_an_open_stream_not_cut_yet_is_unsettled_and_says_so() -> None:
     coverage = Coverage("stream_cut")
     WatchedStream(StreamCut(5), coverage).feed(chat("a "))
-    assert coverage.record() == {"applied": False, "effect": None, "not_applied_reason": None}
+    record = coverage.record()
+    assert (record["applied"], record["effect"], record["settled"]) == (False, None, False)
+    assert record["not_applied_reason"].startswith("the exchange was still open when the episode ended")
+
+
+@pytest.mark.parametrize("terminal", [None, OpenAIChat().is_terminal], ids=["any", "openai"])
+def test_a_cut_is_applied_the_moment_the_agents_stream_ends_not_when_the_upstream_sends_more(terminal: object) -> None:
+    """The cut lands on an event boundary with the upstream still open: nothing more has arrived, and none may
+    before the episode is read (a real provider's next event comes tens of ms later)."""
+    coverage = Coverage("stream_cut")
+    stream = WatchedStream(StreamCut(2, terminal), coverage)  # type: ignore[arg-type]
+    two = len(chat("a ", "b ")) - len(format_event("[DONE]"))
+    out = stream.feed(chat("a ", "b ", "c")[:two])
+    assert stream.done and out
+    record = coverage.record()
+    assert (record["applied"], record["effect"], record["settled"]) == (True, "stream ended after 2 events", True)
 
 
 @pytest.mark.parametrize("chunk", [1, 7, 10_000])
@@ -85,9 +100,9 @@ def test_a_cut_is_applied_and_names_the_events(chunk: int) -> None:
     assert out == chat("a ", "b ")[: -len(format_event("[DONE]"))]
 
 
-def test_a_cut_after_the_last_event_cut_nothing() -> None:
+def test_a_cut_at_the_providers_own_last_event_cut_nothing() -> None:
     body = chat("a ", "b ")
-    coverage, out = watch(StreamCut(3), body, 5)
+    coverage, out = watch(StreamCut(3, OpenAIChat().is_terminal), body, 5)
     assert out == body
     assert coverage.record()["not_applied_reason"] == "the fault changed nothing in the answer (k: nothing to rewrite)"
 
