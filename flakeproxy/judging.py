@@ -64,7 +64,33 @@ def negated(verdict: Verdict) -> Verdict:
     return verdict
 
 
+def undelivered(invariant: Invariant, episode: Episode) -> Verdict | None:
+    """Why a chaos-conditioned check cannot judge this episode: none of the faults its `when` is about reached
+    the agent here (and for a context attack, its model). n/a, or ERROR when delivery could not be seen."""
+    sections = SECTIONS_FOR.get(invariant.when)
+    if sections is None:
+        return None
+    faults = [f for f in episode.faults(applied=None) if f.section in sections]
+    if any(f.counts for f in faults):
+        return None
+    attacks = [f for f in faults if f.applied and f.context_attack]
+    if any(f.reached_model is None for f in attacks):
+        return Verdict(
+            "error",
+            f"the attack reached the agent, but whether it reached the model is unknown: {attacks[0].model_evidence}",
+        )
+    if attacks:
+        return Verdict(
+            "not_applicable",
+            f"the attack reached the agent but not its model: the agent did not pass the tool result to its model "
+            f"({attacks[0].label}: {attacks[0].model_evidence})",
+        )
+    return Verdict("not_applicable", f"no fault of {invariant.when} reached the agent in this episode")
+
+
 def _verdict(invariant: Invariant, episode: Episode, ctx: Context) -> Verdict:
+    if (gate := undelivered(invariant, episode)) is not None:
+        return gate
     if episode.error is not None and invariant.needs_answer:
         return Verdict("error", f"agent error: {episode.error}")
     if invariant.reads_journal and episode.unattributed:
@@ -137,8 +163,8 @@ def uncovered(
     sections = SECTIONS_FOR.get(invariant.when)
     if sections is None or not episodes:
         return None
-    faults = [f for e in episodes for f in e.faults(applied=None) if f.get("section") in sections]
-    if any(f.get("applied", True) for f in faults):
+    faults = [f for e in episodes for f in e.faults(applied=None) if f.section in sections]
+    if any(f.applied for f in faults):
         return None
     loose = sum(e.unattributed for e in episodes)
     if loose:
@@ -146,7 +172,7 @@ def uncovered(
             f"{loose} request(s) of these episodes could not be attributed to them, so whether the faults of "
             f"{scenario.name} reached them is unknown; {fix}"
         )
-    why = sorted({str(f.get("not_applied_reason")) for f in faults if f.get("not_applied_reason")})
+    why = sorted({f.not_applied_reason for f in faults if f.not_applied_reason})
     detail = f" (decided {len(faults)} time(s), applied 0{': ' + '; '.join(why) if why else ''})" if faults else ""
     return f"scenario {scenario.name} injected nothing{detail}: check the targets and faults; {invariant.when} not met"
 

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from flakeproxy.config import FlakeproxyConfig, Scenario
 from flakeproxy.config.settings import HttpMockService
+from flakeproxy.delivery import mark_delivery
 from flakeproxy.invariants.base import Invariant
 from flakeproxy.judging import Context, judge_episode, judges
 from flakeproxy.redact import Redactor
@@ -87,6 +88,10 @@ class EpisodeRunner:
         own = {lst.name: lst.listen for lst in proxy.listeners} | ({"forward": proxy.forward} if proxy.forward else {})
         return {name: f"http://{address}" for name, address in own.items() if not address.endswith(":0")}
 
+    @property
+    def llm_targets(self) -> set[str]:
+        return {name for name, target in self.config.targets.items() if target.api}
+
     def _mocks(self) -> list[HttpMockService]:
         return [s for s in self.config.services.values() if isinstance(s, HttpMockService) and s.record]
 
@@ -118,7 +123,7 @@ class EpisodeRunner:
                 await mock_call(mock, "reset")
         how = dataclasses.replace(how, cell=cell, trace=dataclasses.replace(trace, cell=cell))
         reply = await self.agent.invoke(episode.prompt, how)
-        journal: list[dict[str, Any]] = await self.control.end(cell) if self.control else []
+        journal, unsettled = await self.control.end(cell) if self.control else ([], [])
         if isinstance(self.agent, PythonAdapter):
             journal += self.agent.cell_journal(cell)
         for mock in self._mocks():
@@ -131,7 +136,11 @@ class EpisodeRunner:
                 "answer": reply.text[:20000] if reply.text is not None else None,
                 "latency_ms": round(reply.latency_ms, 1),
                 "error": reply.error,
-                "journal": [redactor.entry(e) for e in sorted(journal, key=lambda e: e.get("started_at", 0))],
+                "journal": mark_delivery(
+                    [redactor.entry(e) for e in sorted(journal, key=lambda e: e.get("started_at", 0))],
+                    self.llm_targets,
+                ),
+                "unsettled": len(unsettled),
             }
         )
         for hook in self.hooks:

@@ -19,6 +19,10 @@ class OverflowAttack(Fault):
     size_bytes: int = Field(200_000, ge=1)
     filler: str = Field("lorem ipsum ", min_length=1)
 
+    def marker(self) -> str:
+        """The filler's first 48 characters as they are padded in (the start of every padding)."""
+        return (self.filler * (48 // len(self.filler) + 1))[: min(48, self.size_bytes)]
+
     def act(self, call: Call, rng: Random) -> Action:
         def grow(data: Any) -> Any:
             return pad(data, self.size_bytes, self.filler)

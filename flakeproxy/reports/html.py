@@ -147,11 +147,17 @@ def _scenarios(result: RunResult) -> str:
         note = '<span class="badge o-error">injected nothing</span>' if cov.injected_nothing else ""
         reasons = sorted({r for f in cov.faults for r in f.not_applied_reasons})
         detail = "".join(f"<br><small>not applied: {esc(r)}</small>" for r in reasons[:3])
+        unread = sorted({r for f in cov.faults for r in f.not_delivered_reasons})
+        detail += "".join(f"<br><small>did not reach the model: {esc(r)}</small>" for r in unread[:3])
         part = composite.get(cov.scenario)
         comp = "" if part is None else f"{part.composite:.2f}" + ("" if part.passed else " (failed)")
         if part is not None and part.gate_failed:
             comp += f"<br><small>gate: {esc(', '.join(part.gate_failed))}</small>"
-        faults = ", ".join(f"{esc(f.section)}[{f.index}] {esc(f.kind)} {f.applied}/{f.decided}" for f in cov.faults)
+        faults = ", ".join(
+            f"{esc(f.section)}[{f.index}] {esc(f.kind)} {f.applied}/{f.decided}"
+            + (f", reached the model {f.reached_model}/{f.applied}" if f.reached_model is not None else "")
+            for f in cov.faults
+        )
         rows.append(
             f"<tr><th scope=row>{esc(cov.scenario)}</th><td>{'chaos' if cov.chaos else 'calm'}</td>"
             f"<td class=num>{cov.episodes}</td><td class=num>{cov.decided}</td><td class=num>{cov.applied}</td>"
@@ -162,7 +168,8 @@ def _scenarios(result: RunResult) -> str:
         return ""
     return (
         '<h2 id="scenarios">Faults per scenario: decided vs applied</h2><p class="intro">A fault counts as applied '
-        "only when it changed what the agent received.</p>"
+        "only when it changed what the agent received; a context attack on a tool's answer also says how often its "
+        "payload reached the agent's model (a later LLM request carried it).</p>"
         '<div class="scroll"><table><thead><tr><th>scenario</th><th>kind</th><th>episodes</th><th>decided</th>'
         "<th>applied</th><th>faults (applied/decided)</th><th>composite</th><th>retries</th></tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table></div>"

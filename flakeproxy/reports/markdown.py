@@ -109,6 +109,13 @@ def render(result: RunResult) -> str:
             "**Scenarios that injected nothing** (no fault changed what the agent received): "
             + ", ".join(escape(s, 80) for s in silent),
         ]
+    unread = [c.scenario for c in facts.coverage(result) if c.reached_model == 0]
+    if unread:
+        lines += [
+            "",
+            "**Context attacks that never reached the model** (the agent did not pass the tool's answer to its "
+            "model; checks that need it are n/a): " + ", ".join(escape(s, 80) for s in unread),
+        ]
     flaky = [c for c in result.cells if c.flaky]
     if flaky:
         lines += [

@@ -15,10 +15,14 @@ def coverage_lines(result: RunResult) -> list[str]:
         if not cov.chaos:
             continue
         mark = "  <- injected nothing" if cov.injected_nothing else ""
-        lines.append(f"faults {cov.scenario}: decided {cov.decided}, applied {cov.applied}{mark}")
+        reached = f", reached the model {cov.reached_model}" if cov.reached_model is not None else ""
+        lines.append(f"faults {cov.scenario}: decided {cov.decided}, applied {cov.applied}{reached}{mark}")
         for fault in cov.faults:
             if fault.decided and fault.applied < fault.decided and fault.not_applied_reasons:
                 lines.append(f"  {fault.section}[{fault.index}] {fault.kind}: {fault.not_applied_reasons[0]}")
+            if fault.reached_model is not None and fault.reached_model < fault.applied and fault.not_delivered_reasons:
+                why = fault.not_delivered_reasons[0]
+                lines.append(f"  {fault.section}[{fault.index}] {fault.kind}: did not reach the model: {why}")
     episodes = [e for e in result.episodes if e.purpose == "matrix"]
     lines.append(
         f"{len(result.episodes)} episodes ({len(episodes)} in the matrix), {result.agent_invocations} agent "

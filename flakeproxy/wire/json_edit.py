@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 TextFn = Callable[[str], str]
+JsonFn = Callable[[Any], Any]
 
 
 def rename_drop(data: Any, rename: dict[str, str], drop: list[str]) -> Any:
@@ -27,23 +28,52 @@ def map_strings(data: Any, fn: TextFn) -> Any:
     return fn(data) if isinstance(data, str) else data
 
 
-def map_mcp_text(message: Any, fn: TextFn) -> Any:
-    """Apply fn to the text content of an MCP JSON-RPC result (what the model reads)."""
+def is_jsonrpc(data: Any) -> bool:
+    return isinstance(data, dict) and "jsonrpc" in data
+
+
+def _json_text(text: str, on_json: JsonFn) -> str | None:
+    """A text that is a JSON object or array, edited as JSON and written back; None when it is not one."""
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return None
+    return json.dumps(on_json(doc)) if isinstance(doc, dict | list) else None
+
+
+def map_mcp_result(message: Any, on_text: TextFn | None = None, on_json: JsonFn | None = None) -> Any:
+    """Edit every channel of an MCP tools/call result that a client may read: each text content (with on_json
+    when the text is a JSON document and on_json is given, else with on_text) and structuredContent (with
+    on_json, else on_text on each of its strings). Clients of structured output (pydantic-ai's MCP toolset,
+    for one) read only structuredContent; others only the text."""
     if not isinstance(message, dict) or not isinstance(message.get("result"), dict):
         return message
     result = dict(message["result"])
+
+    def text(value: str) -> str:
+        edited = _json_text(value, on_json) if on_json is not None else None
+        return edited if edited is not None else on_text(value) if on_text is not None else value
+
     result["content"] = [
-        {**c, "text": fn(c["text"])} if isinstance(c, dict) and isinstance(c.get("text"), str) else c
+        {**c, "text": text(c["text"])} if isinstance(c, dict) and isinstance(c.get("text"), str) else c
         for c in result.get("content") or []
     ]
+    structured = result.get("structuredContent")
+    if structured is not None:
+        if on_json is not None:
+            result["structuredContent"] = on_json(structured)
+        elif on_text is not None:
+            result["structuredContent"] = map_strings(structured, on_text)
     return {**message, "result": result}
 
 
 def pad(data: Any, size_bytes: int, filler: str) -> Any:
-    """Grow a JSON value (or MCP result) by about size_bytes of filler."""
+    """Grow a JSON value (or MCP result, both its text and its structured content) by about size_bytes of filler."""
     blob = (filler * (size_bytes // len(filler) + 1))[:size_bytes]
     if isinstance(data, dict) and isinstance(data.get("result"), dict) and "content" in data["result"]:
         result = {**data["result"], "content": [*data["result"]["content"], {"type": "text", "text": blob}]}
+        if isinstance(result.get("structuredContent"), dict):
+            result["structuredContent"] = {**result["structuredContent"], "notes": blob}
         return {**data, "result": result}
     if isinstance(data, dict):
         return {**data, "notes": blob}
