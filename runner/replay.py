@@ -69,7 +69,9 @@ class ReplayHook:
     async def ended(self, episode: Episode) -> None:
         if episode.id in self.sessions and episode.cell_id is not None:
             report: dict[str, Any] = await self.control.call("POST", f"/cells/{episode.cell_id}/replay/end")
-            self.replayed[episode.id] = Replayed(report["served"], report["unused"], list(report["unmatched"]))
+            self.replayed[episode.id] = Replayed(
+                report["served"], report["unused"], list(report["unmatched"]), list(report.get("inexact") or [])
+            )
 
 
 async def run_replays(

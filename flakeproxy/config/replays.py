@@ -47,6 +47,15 @@ class Exchange(StrictModel):
     first_byte_ms: float | None = None
     latency_ms: float | None = Field(None, description="From the request's arrival to the response's end.")
     error: str | None = None
+    closed_mid_body: bool = Field(
+        False,
+        description="The connection closed before the body ended: a replay sends the recorded bytes (or events), "
+        "then closes the same way (no chunk terminator; declared_bytes as the Content-Length when it had one).",
+    )
+    declared_bytes: int | None = Field(None, ge=0, description="The Content-Length a body cut short had promised.")
+    inexact: str | None = Field(
+        None, description="Why this exchange cannot be replayed exactly as the agent got it (a body capped, say)."
+    )
     fault: dict[str, Any] | None = Field(
         None,
         description="The fault that changed this response when it was recorded (scenario, section, index, kind, "

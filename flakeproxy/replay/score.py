@@ -33,6 +33,7 @@ class Replayed:
     served: int = 0
     unused: int = 0
     unmatched: list[str] = field(default_factory=list)
+    inexact: list[str] = field(default_factory=list)  # exchanges served that could not be as the agent first got them
 
 
 def judge_session(
@@ -66,8 +67,14 @@ def judge_session(
         first = replayed.unmatched[0]
         more = f" (+{len(replayed.unmatched) - 1} more)" if len(replayed.unmatched) > 1 else ""
         reason = f"unmatched request {first}{more}: the session no longer describes the agent; record it again"
-        live = [f for f in episode.faults() if not f.get("replayed")]
-        if live and scenario is not CALM:  # the layered faults, not the agent, may have changed them
+        live = [f for f in episode.faults() if not f.replayed]
+        if replayed.inexact:  # the replay, not the agent, may have changed them
+            reason = (
+                f"unmatched request {first}{more}: the replay could not serve {replayed.inexact[0]} as the agent "
+                "first got it, so the agent may have acted on a different answer; record the session on the wire "
+                "(contract run --record, or proxy --record) instead"
+            )
+        elif live and scenario is not CALM:  # the layered faults, not the agent, may have changed them
             reason = (
                 f"unmatched request {first}{more}: the faults of scenario {scenario.name} applied, so the agent's"
                 " next requests differ from the recording (a tool fault changes what it sends the LLM); layer"
