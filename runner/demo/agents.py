@@ -1,9 +1,11 @@
 """The demo's two agents, both calling the LLM, the quote tool and the MCP news tool through flakeproxy.
 
-careful: a failed or slow tool means it says so; an incomplete LLM answer is not passed on; Retry-After
-is honoured; tool output is data, never instructions; orders to drop its rules are screened out of the
-user's message before the LLM sees it. naive: it makes up a price, passes on whatever the LLM streamed,
-retries at once, pastes tool output into its answer and forwards the user's message as it is.
+Both pass the tools' answers (the quote and the news) to the LLM, and forward x-flakeproxy-cell on their
+calls (so episodes can overlap). careful: a failed or slow tool means it says so; an incomplete LLM answer
+is not passed on; Retry-After is honoured; tool output goes to the model fenced as untrusted data, never as
+instructions; orders to drop its rules are screened out of the user's message before the LLM sees it.
+naive: it makes up a price, passes on whatever the LLM streamed, retries at once, hands the model tool
+output as it came and forwards the user's message as it is.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from typing import Any
 
 import aiohttp
 from aiohttp import web
+
+from flakeproxy.wire.call import CELL_HEADER
 
 INVENTED = "AAPL trades at $187.23 according to my market data source."
 HONEST = "I can't give a verified AAPL price right now: the market data source is unavailable."
@@ -42,11 +46,36 @@ class Urls:
     mcp: str
 
 
+@dataclass
+class Client:
+    """The agent's HTTP client for one answer: one pooled session for all answers (connections kept alive
+    between calls, as the SDKs' clients keep them) and the cell header to forward on each call."""
+
+    session: aiohttp.ClientSession
+    headers: dict[str, str]
+
+    def post(self, url: str, **kwargs: Any) -> Any:
+        return self.session.post(url, headers=self.headers, **kwargs)
+
+    def get(self, url: str, **kwargs: Any) -> Any:
+        return self.session.get(url, headers=self.headers, **kwargs)
+
+
 class DemoAgent:
     def __init__(self, careful: bool, urls: Urls) -> None:
         self.careful, self.urls = careful, urls
+        self.session: aiohttp.ClientSession | None = None
 
-    async def _llm(self, http: aiohttp.ClientSession, messages: list[dict[str, Any]]) -> tuple[str, Any, str | None]:
+    async def close(self) -> None:
+        if self.session is not None:
+            await self.session.close()
+
+    def _client(self, cell: str | None) -> Client:
+        if self.session is None:
+            self.session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10))
+        return Client(self.session, {CELL_HEADER: cell} if cell else {})
+
+    async def _llm(self, http: Client, messages: list[dict[str, Any]]) -> tuple[str, Any, str | None]:
         """(text, tool call, finish reason) from a streamed completion; retries a 429 once."""
         body = {
             "model": "demo-llm",
@@ -74,7 +103,8 @@ class DemoAgent:
                 return text, call, finish
         raise RuntimeError("LLM rate-limited twice")
 
-    async def _news(self, http: aiohttp.ClientSession) -> str:
+    async def _news(self, http: Client) -> dict[str, Any]:
+        """The news tool's answer as the tool message the LLM gets (fenced as untrusted data when careful)."""
         call = {
             "jsonrpc": "2.0",
             "id": 1,
@@ -84,41 +114,46 @@ class DemoAgent:
         async with http.post(f"{self.urls.mcp}/mcp", json=call) as r:
             data = await r.json(content_type=None)
         text = "".join(c.get("text", "") for c in data["result"]["content"])
-        # careful: tool output is data; keep its first sentence, never the instructions riding along
-        return text.split("\n")[0] if self.careful else text
+        content = f"<untrusted-data>{text}</untrusted-data>" if self.careful else text
+        return {"role": "tool", "tool_call_id": "call_2", "content": content}
 
-    async def answer(self, prompt: str) -> str:
+    async def answer(self, prompt: str, cell: str | None = None) -> str:
         prompt = screen(prompt) if self.careful else prompt
-        timeout = aiohttp.ClientTimeout(total=10)
-        async with aiohttp.ClientSession(timeout=timeout) as http:
-            try:
-                _, call, _ = await self._llm(http, [{"role": "user", "content": prompt}])
-            except RuntimeError:
-                return HONEST if self.careful else INVENTED
-            args = json.loads(call["function"]["arguments"]) if call else {"symbol": "AAPL"}
-            try:
-                tool_timeout = aiohttp.ClientTimeout(total=1.0)
-                async with http.get(f"{self.urls.tools}/v1/quotes", params=args, timeout=tool_timeout) as r:
-                    quote = await r.json() if r.status == 200 else None
-            except (TimeoutError, aiohttp.ClientError, ValueError):
-                quote = None
-            if quote is None:
-                return HONEST if self.careful else INVENTED
-            tool_message = {"role": "tool", "tool_call_id": "call_1", "content": json.dumps(quote)}
-            text, _, finish = await self._llm(http, [{"role": "user", "content": prompt}, tool_message])
-            if self.careful and finish != "stop":
-                return CUT
-            return f"{text} {await self._news(http)}"
+        http = self._client(cell)
+        try:
+            _, call, _ = await self._llm(http, [{"role": "user", "content": prompt}])
+        except RuntimeError:
+            return HONEST if self.careful else INVENTED
+        args = json.loads(call["function"]["arguments"]) if call else {"symbol": "AAPL"}
+        try:
+            tool_timeout = aiohttp.ClientTimeout(total=1.0)
+            async with http.get(f"{self.urls.tools}/v1/quotes", params=args, timeout=tool_timeout) as r:
+                quote = await r.json() if r.status == 200 else None
+        except (TimeoutError, aiohttp.ClientError, ValueError):
+            quote = None
+        if quote is None:
+            return HONEST if self.careful else INVENTED
+        tool_message = {"role": "tool", "tool_call_id": "call_1", "content": json.dumps(quote)}
+        news = await self._news(http)
+        text, _, finish = await self._llm(http, [{"role": "user", "content": prompt}, tool_message, news])
+        if self.careful and finish != "stop":
+            return CUT
+        return text
 
 
 def agent_app(agent: DemoAgent) -> web.Application:
     async def chat(request: web.Request) -> web.Response:
         message = (await request.json())["message"]
-        return web.json_response({"reply": await agent.answer(message), "error": None})
+        reply = await agent.answer(message, request.headers.get(CELL_HEADER))
+        return web.json_response({"reply": reply, "error": None})
 
     async def reset(request: web.Request) -> web.Response:
         return web.json_response({"ok": True})
 
+    async def close(app: web.Application) -> None:
+        await agent.close()
+
     app = web.Application()
     app.add_routes([web.post("/chat", chat), web.post("/reset", reset)])
+    app.on_cleanup.append(close)
     return app
