@@ -18,7 +18,8 @@ from mitmproxy.tools.dump import DumpMaster
 
 from flakeproxy.addons.ca import ensure_ca, upstream_trust
 from flakeproxy.addons.control import ControlApi
-from flakeproxy.addons.fault_addon import REWRITE_CAP, FaultAddon
+from flakeproxy.addons.decoded import REWRITE_CAP
+from flakeproxy.addons.fault_addon import FaultAddon
 from flakeproxy.addons.forward import ForwardTls
 from flakeproxy.addons.recorder import Recorder
 from flakeproxy.addons.replay_routes import ReplayRoutes
