@@ -79,7 +79,7 @@ class FaultAddon:
     def requestheaders(self, flow: http.HTTPFlow) -> None:
         """Stream the request body upstream unless a fault of the request's scenario could need it."""
         cell, _ = self._attribute(flow)
-        if not self.injector.may_fault(self._call(flow, b""), cell):
+        if flow.response is None and not self.injector.may_fault(self._call(flow, b""), cell):  # None: not refused
             encoding = flow.request.headers.get("content-encoding")
             flow.request.stream = flow.metadata[REQUEST_PASS] = RequestPass(encoding)
 
