@@ -132,16 +132,27 @@ class Redactor:
             out = self._patterns(text, seen)
         return self.literals(out, seen)
 
+    def secrets(self, url: str, headers: Iterable[Mapping[str, str]], body: str, content_type: str = "") -> set[str]:
+        """The secret values a request (or answer) carries: in its headers, URL and body."""
+        seen: set[str] = set()
+        for part in headers:
+            seen.update(getattr(part, "secrets", ()))
+            self.headers(part.items(), seen)
+        self.url(url, seen)
+        self.body(body, content_type, seen)
+        return seen
+
     def literals(self, text: str, seen: set[str] | None, first: Iterable[str] = ()) -> str:
         """text with every value in `seen` replaced (each also as it appears inside a JSON string); at most
         MAX_LITERALS values, those in `first` (from headers and the URL) always among them."""
         return scrub(text, searchable(seen or (), first))
 
-    def entry(self, data: Mapping[str, Any]) -> dict[str, Any]:
+    def entry(self, data: Mapping[str, Any], found: set[str] | None = None) -> dict[str, Any]:
         """A journal entry (or mock recording) as JSON: url, request/response headers and bodies redacted,
-        and every value redacted in one place scrubbed from all the others."""
+        and every value redacted in one place scrubbed from all the others; the values redacted are added to
+        `found` (e.g. to scrub them from the agent's answer too)."""
         out = dict(data)
-        seen: set[str] = set()
+        seen: set[str] = set() if found is None else found
         for key in ("request_headers", "response_headers"):
             headers = data.get(key)
             if isinstance(headers, Mapping):

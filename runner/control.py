@@ -72,6 +72,10 @@ class ControlClient:
     async def end(self, cell: str) -> list[dict[str, Any]]:
         return list((await self.call("POST", f"/cells/{cell}/end"))["journal"])
 
+    async def redact(self, cell: str, texts: list[str | None]) -> list[str | None]:
+        """The texts with every secret value of the cell's requests replaced (the proxy alone saw them)."""
+        return list((await self.call("POST", f"/cells/{cell}/redact", {"texts": texts}))["texts"])
+
     async def unattributed(self) -> list[dict[str, Any]]:
         """Journal entries the proxy could not tie to one open cell (paged through with `since`)."""
         out: list[dict[str, Any]] = []

@@ -17,6 +17,7 @@ from flakeproxy.config.problems import explain
 from flakeproxy.config.replays import Session
 from flakeproxy.config.yamlsource import parse_yaml
 from flakeproxy.errors import ConfigError
+from flakeproxy.safe_text import escaped_tree
 
 SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -85,7 +86,7 @@ def write_session(folder: Path, session: Session) -> Path:
         n += 1
         path = folder / f"{base}-{n}.yaml"
     data = session.model_dump(mode="json", exclude_defaults=True)
-    data = {"id": session.id, "input": session.input, **data}
+    data = escaped_tree({"id": session.id, "input": session.input, **data})  # any text the agent gave
     header = "# a flakeproxy replay session (flakeproxy replay run); secrets are redacted\n"
     path.write_text(header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=120), encoding="utf-8")
     return path
