@@ -1,4 +1,4 @@
-"""Text that any file can hold: lone surrogates escaped.
+"""Text that any file or terminal can hold: lone surrogates escaped, control characters shown, not obeyed.
 
 An agent may answer anything: JSON's `"\\ud800"` parses to a lone surrogate, which no UTF-8 file, XML or
 terminal can hold, and writing it raised half-way through a run. Here every string of a JSON-like tree, or of a
@@ -8,11 +8,20 @@ Pure: no I/O.
 
 from __future__ import annotations
 
+import re
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 M = TypeVar("M", bound=BaseModel)
+# C0 and C1 controls but newline and tab: ESC starts a terminal's escape sequences, BEL rings it.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def visible(text: str) -> str:
+    """text with control characters (ESC, BEL, ...; not newline or tab) written as `\x1b`: shown, not obeyed by
+    a terminal or a Markdown viewer."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
 
 
 def escape_surrogates(text: str) -> str:

@@ -14,7 +14,7 @@ import click
 from flakeproxy.crash import crashed
 from flakeproxy.errors import FlakeproxyError, InfrastructureError
 from flakeproxy.results import RunResult
-from flakeproxy.safe_text import escaped
+from flakeproxy.safe_text import escaped, visible
 
 T = TypeVar("T")
 
@@ -85,7 +85,7 @@ def run_and_report(
 
     def progress(line: str) -> None:
         if not quiet:
-            click.echo(line, err=True)
+            click.echo(visible(line), err=True)  # names from the config, shown, never run by the terminal
 
     since = time.time() - 1  # results.json written from here on is this run's (mtime granularity)
     try:

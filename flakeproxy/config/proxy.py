@@ -46,9 +46,11 @@ class Listener(StrictModel):
         10_000, ge=1, description="No TCP connection to the upstream by then: the agent gets 502, journaled."
     )
     read_timeout_ms: int = Field(
-        300_000,
+        120_000,
         ge=1,
-        description="No response headers by then (504), or no body bytes for that long (502, or a closed stream).",
+        description="No response headers by then (504), or no body bytes for that long (502, or a closed stream). "
+        "Shorter than the official LLM SDKs' own 600 s, so a hung upstream ends here, journaled, before the "
+        "agent's client gives up; raise it for non-streamed answers of slow reasoning models.",
     )
     slot_listen: list[HostPort] | None = Field(
         None,

@@ -101,15 +101,21 @@ async def _stream(request: web.Request, events: list[bytes], encoding: str | Non
 
 
 async def chat(request: web.Request) -> web.StreamResponse:
-    """POST /v1/chat/completions: ?enc=gzip|br|zstd compresses the stream, ?big=N adds an N-byte event,
-    ?gap=S paces it."""
+    """POST /v1/chat/completions: ?enc=gzip|br|zstd compresses the stream (br: the JSON answer too), ?big=N adds
+    an N-byte event, ?gap=S paces it; ?bad_utf8=1 puts a byte that is not UTF-8 in the JSON answer."""
     body = await request.json()
     q = request.query
     if not body.get("stream"):
         message = {"role": "assistant", "content": "".join(WORDS)}
         choice = {"index": 0, "message": message, "finish_reason": "stop"}
-        answer = {"id": "c", "object": "chat.completion", "created": 1, "model": "m", "choices": [choice]}
-        return web.json_response(answer)
+        answer = json.dumps({"id": "c", "object": "chat.completion", "created": 1, "model": "m", "choices": [choice]})
+        raw = answer.encode()
+        if q.get("bad_utf8"):  # one byte that is not UTF-8
+            raw = raw.replace(b" feed.", b" feed \xff.")
+        headers = {"content-type": "application/json"}
+        if q.get("enc") == "br":
+            raw, headers["content-encoding"] = brotli.compress(raw), "br"
+        return web.Response(body=raw, headers=headers)
     events = chat_events(int(q.get("big", "0")))
     return await _stream(request, events, q.get("enc"), float(q.get("gap", str(PACE_S))))
 
