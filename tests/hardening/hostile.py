@@ -5,7 +5,7 @@ chunked body that breaks. Everything it serves is made from query parameters, so
 from __future__ import annotations
 
 import asyncio
-import gzip
+import functools
 import json
 import random
 import zlib
@@ -32,9 +32,11 @@ def hostile_text(kind: str, size: int) -> bytes:
     return (b'{"id": "' + b"b" * size)[:size]  # cut JSON past the journal's 64 KiB
 
 
+@functools.cache
 def gzip_bomb(mib: int) -> bytes:
-    """`mib` MiB of zeros as gzip, about 1 KiB per MiB: one compressed MiB, repeated as gzip members."""
-    return gzip.compress(b"\0" * (1 << 20), 9) * mib
+    """`mib` MiB of zeros as one gzip member (about 1 KiB per MiB; mtime 0, so the same bytes every time)."""
+    z, zeros = zlib.compressobj(9, zlib.DEFLATED, 31), b"\0" * (1 << 20)
+    return b"".join(z.compress(zeros) for _ in range(mib)) + z.flush()
 
 
 def chat_chunk(content: str | None, finish: str | None = None) -> dict[str, Any]:
@@ -127,13 +129,9 @@ async def hostile(request: web.Request) -> web.Response:
     return web.Response(body=body, content_type=request.query.get("type", "application/octet-stream"))
 
 
-_BOMBS: dict[int, bytes] = {}
-
-
 async def bomb(request: web.Request) -> web.Response:
     """GET /bomb?mib=N: N MiB of zeros as a gzip JSON answer."""
-    mib = int(request.query["mib"])
-    body = _BOMBS[mib] = _BOMBS.get(mib) or gzip_bomb(mib)
+    body = gzip_bomb(int(request.query["mib"]))
     return web.Response(body=body, headers={"content-type": "application/json", "content-encoding": "gzip"})
 
 
