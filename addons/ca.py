@@ -41,6 +41,21 @@ class CaFiles:
         return public.rstrip("\n") + "\n\n# flakeproxy forward-listener CA\n" + self.pem()
 
 
+def check_out(target: Path, files: CaFiles) -> None:
+    """ConfigError when `flakeproxy ca --out` would write onto one of the CA's own files (its private key above
+    all): any mitmproxy-* file in proxy.ca_dir, the upstream trust bundle, or the same file by another path."""
+    own = [*files.folder.glob(f"{BASENAME}-*"), files.key, files.cert, files.folder / UPSTREAM_TRUST]
+    resolved = target.expanduser().resolve()
+    hits = [f for f in own if f.resolve() == resolved or (f.exists() and target.exists() and f.samefile(target))]
+    if hits or (resolved.parent == files.folder.resolve() and resolved.name.startswith(f"{BASENAME}-")):
+        which = hits[0].name if hits else resolved.name
+        instead = files.folder / "flakeproxy-ca.pem"
+        raise ConfigError(
+            f"--out {target} is the CA's own {which} in proxy.ca_dir {files.folder}; writing there would replace it "
+            f"({BASENAME}-ca.pem holds the private key); write to another file, e.g. {instead}"
+        )
+
+
 def ca_files(config: ProxyConfig) -> CaFiles:
     folder = Path(config.ca_dir).expanduser()
     return CaFiles(folder, folder / f"{BASENAME}-ca.pem", folder / f"{BASENAME}-ca-cert.pem")

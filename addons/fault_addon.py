@@ -14,22 +14,21 @@ from mitmproxy import flow as mflow
 from mitmproxy import http
 
 from flakeproxy.addons.client_cut import client_cutter
+from flakeproxy.addons.decoded import REWRITE_CAP_TEXT, decoded
 from flakeproxy.addons.flow_state import FlowState, RequestPass, ResponsePass, TransformedStream
 from flakeproxy.addons.upstream_timeouts import Timeouts, UpstreamWatch
 from flakeproxy.injector import Clues, Decision, Injector
 from flakeproxy.journal import BODY_CAP_BYTES, Journal, JournalEntry, redact_headers
 from flakeproxy.wire.call import CELL_HEADER, Call, resolve
-from flakeproxy.wire.coverage import Coverage, WatchedStream
+from flakeproxy.wire.coverage import Coverage
 from flakeproxy.wire.markers import MarkerScan, carried
 from flakeproxy.wire.providers import provider
+from flakeproxy.wire.stream_guard import watch_stream
 from flakeproxy.wire.trace import baggage_cell, trace_id_of
 
 KEY = "flakeproxy"
 REQUEST_PASS = "flakeproxy.request"
 ATTRIBUTION = "flakeproxy.cell"
-#: The most a body rewrite buffers; a larger body goes through untouched (mitmproxy's stream_large_bodies).
-REWRITE_CAP = "16m"
-REWRITE_CAP_TEXT = "16 MiB"
 
 
 def _agent_left(message: str) -> bool:
@@ -86,7 +85,7 @@ class FaultAddon:
         """Stream the request body upstream unless a fault of the request's scenario could need it."""
         cell, _ = self._attribute(flow)
         call = self._call(flow, b"")
-        if not self.injector.may_fault(call, cell):
+        if flow.response is None and not self.injector.may_fault(call, cell):  # None: not refused
             encoding = flow.request.headers.get("content-encoding")
             markers = self.injector.markers(call, cell)
             scan = MarkerScan(markers) if markers else None
@@ -96,9 +95,9 @@ class FaultAddon:
         started = time.monotonic()
         cell, candidates = self._attribute(flow)
         passed: RequestPass | None = flow.metadata.get(REQUEST_PASS)
-        body = b"" if flow.request.stream else flow.request.get_content(strict=False) or b""
+        body = b"" if flow.request.stream else decoded(flow.request, "request")[0] or b""
         call = self._call(flow, body)
-        decision = self.injector.decide(call, cell)
+        decision = None if flow.response is not None else self.injector.decide(call, cell)  # refused already
         kept = passed.capture.text() if passed else body[:BODY_CAP_BYTES].decode("utf-8", "replace")
         entry = JournalEntry(
             seq=self.journal.next_seq(),
@@ -157,9 +156,10 @@ class FaultAddon:
         elif action.rewrite_request is not None and flow.request.stream:
             coverage.unchanged(f"the request was larger than {REWRITE_CAP_TEXT}, the most a rewrite buffers")
         elif action.rewrite_request is not None:
-            before = flow.request.get_content(strict=False) or b""
-            after = action.rewrite_request(before)
-            if coverage.rewrote("request", before, after):
+            before, why = decoded(flow.request, "request")
+            if before is None:
+                coverage.unchanged(why or "")
+            elif coverage.rewrote("request", before, after := action.rewrite_request(before)):
                 flow.request.content = after
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
@@ -183,7 +183,12 @@ class FaultAddon:
         if action is not None and coverage is not None and action.rewrite_body and action.stream is None:
             coverage.streamed_whole()
         if action is not None and coverage is not None and action.stream is not None:
-            transform = state.transform = WatchedStream(action.stream(), coverage)
+            encoding = flow.response.headers.get("content-encoding")
+            transform = watch_stream(action.stream(), coverage, encoding)  # bounded; gzip/br decoded and re-encoded
+            if transform is None:  # a compressed stream it cannot re-encode passes unchanged (the reason is noted)
+                self._stream(flow, state, ResponsePass(state, encoding))
+                return
+            state.transform, state.capture.encoding = transform, encoding
             # The transform may end the body early: frame it as chunks. No `connection: close` (a provider's
             # stream has none): the agent may reuse the connection once the body has ended.
             flow.response.headers.pop("content-length", None)
@@ -211,8 +216,12 @@ class FaultAddon:
             if coverage is not None:
                 coverage.unchanged(f"the answer was larger than {REWRITE_CAP_TEXT}, the most a rewrite buffers")
         elif not state.streaming:
-            body = flow.response.get_content(strict=False) or b""
-            if action is not None and action.rewrite_body is not None and coverage and state.entry.upstream_called:
+            body, why = decoded(flow.response, "answer")
+            if body is None:  # past the decoded limit, or undecodable: it passes unchanged
+                state.capture.encoding, body = flow.response.headers.get("content-encoding"), flow.response.raw_content
+                if action is not None and action.rewrite_body is not None and coverage:
+                    coverage.unchanged(why or "")
+            elif action is not None and action.rewrite_body is not None and coverage and state.entry.upstream_called:
                 full, rewritten = len(body), action.rewrite_body(body)
                 if coverage.rewrote("response", body, rewritten):
                     body = flow.response.content = rewritten
@@ -225,7 +234,7 @@ class FaultAddon:
                         )
                     if action.reset_stream:
                         state.entry.error = f"connection cut by fault mid-body after {len(rewritten)} of {full} bytes"
-            state.capture.add(body)
+            state.capture.add(body or b"")
         self._finish(flow, state)
         if state.ended and state.transform is not None and not state.transform.coverage.effects.get("reset"):
             # The body was ended early by hand and the upstream has now finished: a zero length (set after the
@@ -247,8 +256,8 @@ class FaultAddon:
             state.transform.abandoned()  # the stream was ended early for the agent, and the upstream never ended
         elif flow.response is not None and state.streaming and not state.ended and not _agent_left(message):
             entry.closed_mid_body = True  # the agent had its status and part of the body when the upstream broke
-        if state.coverage is not None and (flow.response is None or self._timed_out(state)):
-            state.coverage.upstream_failed(message)
+        if state.coverage is not None and (flow.response is None or not state.streaming or self._timed_out(state)):
+            state.coverage.upstream_failed(message)  # the agent got mitmproxy's 502, not the fault's change
         self._finish(flow, state, self._client_status(flow, state))
 
     @staticmethod

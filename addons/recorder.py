@@ -17,6 +17,7 @@ from typing import Any
 
 from mitmproxy import http
 
+from flakeproxy.addons.decoded import decoded
 from flakeproxy.addons.fault_addon import KEY, REQUEST_PASS
 from flakeproxy.addons.flow_state import Framed
 from flakeproxy.config.replays import Exchange, Session
@@ -75,7 +76,7 @@ class Recorder:
             method=entry.method,
             url=entry.url,
             request_headers=list(flow.request.headers.items(multi=True)),
-            request_body=flow.request.get_content(strict=False) or b"",
+            request_body=decoded(flow.request, "request")[0] or flow.request.raw_content or b"",  # bounded decode
         )
         flow.metadata[TAKING] = (cell, raw, state.started)
         self.inflight[cell] = self.inflight.get(cell, 0) + 1

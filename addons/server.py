@@ -18,11 +18,14 @@ from mitmproxy.tools.dump import DumpMaster
 
 from flakeproxy.addons.ca import ensure_ca, upstream_trust
 from flakeproxy.addons.control import ControlApi
-from flakeproxy.addons.fault_addon import REWRITE_CAP, FaultAddon
+from flakeproxy.addons.decoded import REWRITE_CAP
+from flakeproxy.addons.fault_addon import FaultAddon
 from flakeproxy.addons.forward import ForwardTls
+from flakeproxy.addons.forward_guard import ForwardGuard, is_local
 from flakeproxy.addons.recorder import Recorder
 from flakeproxy.addons.replay_routes import ReplayRoutes
 from flakeproxy.addons.replayer import Replayer
+from flakeproxy.addons.secret_routes import SecretRoutes
 from flakeproxy.addons.upstream_timeouts import Timeouts
 from flakeproxy.config import FlakeproxyConfig, is_loopback_host
 from flakeproxy.config.proxy import split_host_port
@@ -31,6 +34,7 @@ from flakeproxy.injector import Injector
 from flakeproxy.journal import Journal
 from flakeproxy.redact import Redactor
 from flakeproxy.wire.call import TargetSpec
+from flakeproxy.wire.forward_policy import ForwardPolicy, Own
 
 
 def target_specs(config: FlakeproxyConfig) -> dict[str, TargetSpec]:
@@ -111,6 +115,10 @@ class _Lifecycle:
         if self.runner is not None:
             await self.runner.cleanup()
 
+    def bound(self) -> list[tuple[str, int]]:
+        """Where the control API really listens (its port, when it was given as 0)."""
+        return [(str(a[0]), int(a[1])) for a in self.runner.addresses] if self.runner is not None else []
+
 
 class ProxyServer:
     """The proxy with its control API. `run()` until `shutdown()` (thread-safe) or a signal."""
@@ -141,9 +149,26 @@ class ProxyServer:
         self.recorder = Recorder(Redactor(config.redact), record)  # record and replay: whole exchanges per cell
         self.replayer = Replayer(self.injector.targets, Redactor(config.redact))
         ReplayRoutes(self.injector, self.replayer, self.recorder).add_to(self.api.app)
+        SecretRoutes(self.journal, Redactor(config.redact)).add_to(self.api.app)
         self.api.on_cell_end.append(self.recorder.cell_ended)
         self._master: DumpMaster | None = None
+        self._lifecycle: _Lifecycle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+
+    def own_addresses(self) -> list[Own]:
+        """Every address the proxy listens on (as configured, and as bound), for the forward listener's guard."""
+        own = [Own(*split_host_port(address), f"listener {name!r}") for name, address in self.addresses.items()]
+        own.append(Own(*split_host_port(self.admin), "control API"))
+        if self._lifecycle is not None:
+            own += [Own(host, port, "control API") for host, port in self._lifecycle.bound()]
+        if self._master is not None and (servers := self._master.addons.get("proxyserver")) is not None:
+            own += [Own(str(a[0]), int(a[1]), "listener") for a in servers.listen_addrs()]
+        return own
+
+    def _guard(self) -> ForwardGuard:
+        proxy = self.config.proxy
+        policy = ForwardPolicy(self.injector.targets, proxy.forward_allow, proxy.resolve, is_local)
+        return ForwardGuard(policy, self.modes, self.own_addresses, proxy.resolve)
 
     async def run(
         self,
@@ -166,12 +191,14 @@ class ProxyServer:
             lst.name: Timeouts(lst.connect_timeout_ms, lst.read_timeout_ms) for lst in self.config.proxy.listeners
         }
         proxy = self.config.proxy
+        self._lifecycle = _Lifecycle(self.api, self.admin, on_ready)
         master.addons.add(
+            self._guard(),  # first: a request it refuses gets no fault, and it judges names before resolve maps them
             ForwardTls(self.injector.targets, self.modes, proxy.intercept, proxy.resolve),
             FaultAddon(self.injector, self.modes, self.journal, timeouts, self.slots),
             self.recorder,
             self.replayer,
-            _Lifecycle(self.api, self.admin, on_ready),
+            self._lifecycle,
         )
         # lazy: a fault can answer when the upstream is down; bodies a rewrite would buffer stream past the cap
         master.options.update(connection_strategy="lazy", stream_large_bodies=REWRITE_CAP)

@@ -32,7 +32,7 @@ from flakeproxy.wire.action import Reply
 @dataclass(frozen=True)
 class Timeouts:
     connect_ms: int = 10_000
-    read_ms: int = 300_000
+    read_ms: int = 120_000  # the config's default (flakeproxy.config.proxy.Listener)
 
 
 def raw_response(reply: Reply) -> bytes:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-import zlib
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
@@ -13,6 +12,7 @@ from typing import Any
 
 from flakeproxy.redact import DEFAULT, Redactor
 from flakeproxy.wire.coverage import Coverage
+from flakeproxy.wire.encoding import decode_prefix
 from flakeproxy.wire.record import fault_json
 
 BODY_CAP_BYTES = 64 * 1024
@@ -24,15 +24,10 @@ def redact_headers(headers: Iterable[tuple[str, str]], redactor: Redactor = DEFA
 
 
 def readable(kept: bytes, encoding: str | None) -> bytes:
-    """Captured bytes as the agent's HTTP client reads them: gzip or deflate undone as far as the kept
-    part goes (a streamed body is captured as it came on the wire); other encodings left as they are."""
-    wbits = {"gzip": 47, "x-gzip": 47, "deflate": 15}.get((encoding or "").strip().lower())
-    if wbits is None or not kept:
-        return kept
-    try:
-        return zlib.decompressobj(wbits).decompress(kept, BODY_CAP_BYTES)
-    except zlib.error:
-        return kept
+    """Captured bytes as the agent's HTTP client reads them: gzip, deflate, br or zstd undone as far as the kept
+    part goes (a streamed body is captured as it came on the wire), at most BODY_CAP_BYTES; else as they are."""
+    decoded = decode_prefix(kept, encoding, BODY_CAP_BYTES)
+    return kept if decoded is None else decoded
 
 
 class BodyCapture:

@@ -1,10 +1,12 @@
 """Secrets out of everything flakeproxy writes down: journal entries, mock recordings, results.json.
 
 A Redactor replaces with `[redacted]` the values of secret-named headers, query parameters, JSON fields
-(at any depth) and form fields, scrubs `name=value` and `"name": "value"` patterns from bodies it cannot
-parse, and, within one entry, replaces every literal value it redacted anywhere (a bearer token echoed in
-a body, a password repeated in an answer). Names are secret by the built-in rules below or because the
-config's top-level `redact:` lists them (exact names, case-insensitive). Pure: no mitmproxy, no I/O.
+(at any depth) and form fields, and header and query values shaped like credentials whatever their name
+(flakeproxy.redact_values); scrubs `name=value` and `"name": "value"` patterns from bodies it cannot parse,
+and, within one entry, replaces every literal value it redacted anywhere (a bearer token echoed in a body, a
+password repeated in an answer). Names are secret by the built-in rules below, matched word by word (so
+`x-api-key` is secret and `x-ratelimit-remaining-tokens` is not), or because the config's top-level `redact:`
+lists them (exact names, case-insensitive). Every pass is linear in the text. Pure: no mitmproxy, no I/O.
 """
 
 from __future__ import annotations
@@ -15,10 +17,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
-REDACTED = "[redacted]"
+from flakeproxy.redact_values import REDACTED, scrub, searchable, secret_shaped
 
-#: A header is secret when its name contains one of these (x-custom-auth, x-session-id, x-api-key...).
-HEADER_PARTS = ("auth", "token", "secret", "key", "password", "passwd", "session", "cookie", "credential", "signature")
 #: A query parameter or body field is secret when one of its words (split at -, _, . and camelCase) is one
 #: of these; word-wise, so that `max_tokens` or `keyword` stay readable.
 SECRET_WORDS = frozenset(
@@ -30,14 +30,24 @@ SECRET_WORDS = frozenset(
 )  # fmt: skip
 #: `key` alone is secret as a whole name, or after one of these words (api_key, private-key, accessKey).
 KEY_QUALIFIERS = frozenset({"api", "private", "secret", "access", "signing", "encryption", "client", "master", "auth"})
+#: A header is secret when one of its words is a secret word, `key` (x-api-key, x-functions-key), or starts with
+#: `auth` (x-custom-auth, x-authz-...) but is not one of these.
+NOT_AUTH = frozenset({"author", "authors", "authority"})
+#: How many field names a Redactor remembers the answer for.
+FIELD_CACHE = 4096
 #: Parts of an Authorization-like value that are not secret on their own.
 SCHEMES = frozenset({"bearer", "basic", "token", "digest", "apikey"})
-#: Literal values shorter than this are not searched for in bodies (too likely to hit innocent text).
-MIN_LITERAL = 6
 
 _WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
-_PAIR = re.compile(r"""(?P<name>[A-Za-z_][\w.-]*)(?P<sep>\s*=\s*)(?P<value>"[^"]*"|'[^']*'|[^&\s;,"'<>]+)""")
-_JSON_PAIR = re.compile(r""""(?P<name>[^"\\]{1,100})"(?P<sep>\s*:\s*)(?P<value>"(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]*)""")
+# Linear in the text, however hostile: a name starts only where no name character is before it (one attempt per
+# run of word characters, so a body that is one long run, hex, base64url or cut JSON, is one pass, not one pass
+# per character), and possessive quantifiers (*+) never give back what they took to try again.
+_PAIR = re.compile(
+    r"""(?<![\w.-])(?P<name>[A-Za-z_][\w.-]*+)(?P<sep>\s*+=\s*+)(?P<value>"[^"]*+"|'[^']*+'|[^&\s;,"'<>]++)"""
+)
+_JSON_PAIR = re.compile(
+    r""""(?P<name>[^"\\]{1,100}+)"(?P<sep>\s*+:\s*+)(?P<value>"[^"\\]*+(?:\\.[^"\\]*+)*+"|-?\d[\d.eE+-]*+)"""
+)
 
 
 def words(name: str) -> list[str]:
@@ -47,15 +57,27 @@ def words(name: str) -> list[str]:
 class Redactor:
     def __init__(self, extra_names: Iterable[str] = ()) -> None:
         self.extra = frozenset(n.strip().lower() for n in extra_names if n.strip())
+        self._fields: dict[str, bool] = {}
 
     # --- which names are secret ---------------------------------------------------------------
 
     def secret_header(self, name: str) -> bool:
         lower = name.lower()
-        return lower in self.extra or any(part in lower for part in HEADER_PARTS)
+        if lower in self.extra:
+            return True
+        split = words(name)
+        return any(w in SECRET_WORDS or w == "key" or (w.startswith("auth") and w not in NOT_AUTH) for w in split)
 
     def secret_field(self, name: str) -> bool:
-        """A query parameter, JSON or form field name."""
+        """A query parameter, JSON or form field name (answers are cached: a body may repeat a name often)."""
+        known = self._fields.get(name)
+        if known is None:
+            known = self._secret_field(name)
+            if len(self._fields) < FIELD_CACHE:
+                self._fields[name] = known
+        return known
+
+    def _secret_field(self, name: str) -> bool:
         lower = name.lower()
         if lower in self.extra:
             return True
@@ -71,7 +93,7 @@ class Redactor:
         the replaced values are kept on the result's `secrets` (never serialized) and added to `seen`."""
         out = RedactedHeaders()
         for name, value in items:
-            if self.secret_header(name) and value != REDACTED:
+            if (self.secret_header(name) or secret_shaped(value)) and value != REDACTED:
                 _remember(out.secrets, value, split=True)
                 _remember(seen, value, split=True)
                 value = REDACTED
@@ -85,11 +107,11 @@ class Redactor:
         if not parts.query:
             return url
         pairs = parse_qsl(parts.query, keep_blank_values=True)
-        if not any(self.secret_field(name) for name, _ in pairs):
+        if not any(self.secret_field(name) or secret_shaped(value) for name, value in pairs):
             return url
         query = []
         for name, value in pairs:
-            if self.secret_field(name) and value != REDACTED:
+            if (self.secret_field(name) or secret_shaped(value)) and value != REDACTED:
                 _remember(seen, value)
                 value = REDACTED
             query.append(f"{quote(name, safe='')}={value if value == REDACTED else quote(value, safe='')}")
@@ -110,20 +132,27 @@ class Redactor:
             out = self._patterns(text, seen)
         return self.literals(out, seen)
 
-    def literals(self, text: str, seen: set[str] | None) -> str:
-        for value in sorted(seen or (), key=len, reverse=True):
-            if len(value) >= MIN_LITERAL:
-                text = text.replace(value, REDACTED)
-                encoded = json.dumps(value)[1:-1]  # the same value as it appears inside a JSON string
-                if encoded != value:
-                    text = text.replace(encoded, REDACTED)
-        return text
-
-    def entry(self, data: Mapping[str, Any]) -> dict[str, Any]:
-        """A journal entry (or mock recording) as JSON: url, request/response headers and bodies redacted,
-        and every value redacted in one place scrubbed from all the others."""
-        out = dict(data)
+    def secrets(self, url: str, headers: Iterable[Mapping[str, str]], body: str, content_type: str = "") -> set[str]:
+        """The secret values a request (or answer) carries: in its headers, URL and body."""
         seen: set[str] = set()
+        for part in headers:
+            seen.update(getattr(part, "secrets", ()))
+            self.headers(part.items(), seen)
+        self.url(url, seen)
+        self.body(body, content_type, seen)
+        return seen
+
+    def literals(self, text: str, seen: set[str] | None, first: Iterable[str] = ()) -> str:
+        """text with every value in `seen` replaced (each also as it appears inside a JSON string); at most
+        MAX_LITERALS values, those in `first` (from headers and the URL) always among them."""
+        return scrub(text, searchable(seen or (), first))
+
+    def entry(self, data: Mapping[str, Any], found: set[str] | None = None) -> dict[str, Any]:
+        """A journal entry (or mock recording) as JSON: url, request/response headers and bodies redacted,
+        and every value redacted in one place scrubbed from all the others; the values redacted are added to
+        `found` (e.g. to scrub them from the agent's answer too)."""
+        out = dict(data)
+        seen: set[str] = set() if found is None else found
         for key in ("request_headers", "response_headers"):
             headers = data.get(key)
             if isinstance(headers, Mapping):
@@ -131,19 +160,21 @@ class Redactor:
                 out[key] = self.headers(((str(k), str(v)) for k, v in headers.items()), seen)
         if isinstance(data.get("url"), str):
             out["url"] = self.url(data["url"], seen)
+        first = set(seen)  # what headers and the URL held: always scrubbed, whatever the bodies name
         bodies = {"request_body": "request_headers", "response_body": "response_headers"}
         for body, headers in bodies.items():  # first pass: collect what the bodies' fields hold
             if isinstance(data.get(body), str):
                 out[body] = self.body(data[body], _content_type(out.get(headers)), seen)
+        values = searchable(seen, first)
         for body in bodies:  # second pass: a value found in one body is scrubbed from the other too
             if isinstance(out.get(body), str):
-                out[body] = self.literals(out[body], seen)
+                out[body] = scrub(out[body], values)
         for key in ("request_headers", "response_headers"):
             if isinstance(out.get(key), dict):
-                out[key] = {k: self.literals(v, seen) for k, v in out[key].items()}
+                out[key] = {k: scrub(v, values) for k, v in out[key].items()}
         for key in ("url", "error"):
             if isinstance(out.get(key), str):
-                out[key] = self.literals(out[key], seen)
+                out[key] = scrub(out[key], values)
         return out
 
     # --- bodies -------------------------------------------------------------------------------
@@ -256,8 +287,11 @@ def _unquote(value: str) -> str:
     return value
 
 
+_FORM = re.compile(r"[\w.%+-]++=[^\s&]*+(?:&[\w.%+-]++=[^\s&]*+)*+")
+
+
 def _looks_like_form(text: str) -> bool:
-    return bool(re.fullmatch(r"[\w.%+-]+=[^\s&]*(&[\w.%+-]+=[^\s&]*)*", text.strip()))
+    return _FORM.fullmatch(text.strip()) is not None
 
 
 def _content_type(headers: Any) -> str:

@@ -75,6 +75,10 @@ class ControlClient:
         ended = await self.call("POST", f"/cells/{cell}/end")
         return list(ended["journal"]), [int(seq) for seq in ended.get("unsettled") or []]
 
+    async def redact(self, cell: str, texts: list[str | None]) -> list[str | None]:
+        """The texts with every secret value of the cell's requests replaced (the proxy alone saw them)."""
+        return list((await self.call("POST", f"/cells/{cell}/redact", {"texts": texts}))["texts"])
+
     async def unattributed(self) -> list[dict[str, Any]]:
         """Journal entries the proxy could not tie to one open cell (paged through with `since`)."""
         out: list[dict[str, Any]] = []

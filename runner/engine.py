@@ -19,6 +19,8 @@ from flakeproxy.config.settings import HttpMockService
 from flakeproxy.config.warnings import attribution_fix, config_warnings, needs_attribution, shared_state
 from flakeproxy.contract import has_reset, plan_contract, resolve_paths
 from flakeproxy.coverage import coverage, describe, scenario_coverage
+from flakeproxy.crash import crashed
+from flakeproxy.errors import FlakeproxyError
 from flakeproxy.judging import Context, judge_scenario
 from flakeproxy.plan import STATEFUL_WARNING, Plan, plan_episodes, shard_of
 from flakeproxy.redact import Redactor
@@ -236,13 +238,18 @@ class ContractRun:
         except (asyncio.CancelledError, KeyboardInterrupt):
             self.result.interrupted_by = "interrupted (Ctrl-C or a signal)"
             raise
-        except Exception as e:
+        except FlakeproxyError as e:
             self.result.interrupted_by = f"{type(e).__name__}: {e}"
             raise
+        except Exception as e:  # a bug, or something no one foresaw: the results so far, the proxy stopped, exit 3
+            self.result.interrupted_by = f"{type(e).__name__}: {e}"
+            raise crashed(e, self.output) from e
         finally:
             self.result.finished_at = now()
-            self._write()
-            await self._stop()
+            try:
+                self._write()
+            finally:
+                await self._stop()
         return self.result
 
     async def _steps(self, runner: EpisodeRunner, limit: int) -> None:

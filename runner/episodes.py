@@ -21,6 +21,7 @@ from flakeproxy.redact import Redactor
 from flakeproxy.results import Episode
 from flakeproxy.runner.agents.base import Agent, Invocation
 from flakeproxy.runner.agents.python import PythonAdapter, import_object
+from flakeproxy.runner.answers import answer_and_error
 from flakeproxy.runner.control import ControlClient
 from flakeproxy.runner.mock import mock_call
 from flakeproxy.wire.trace import new_trace
@@ -129,17 +130,16 @@ class EpisodeRunner:
         for mock in self._mocks():
             recorded = await mock_call(mock, "requests")
             journal += recorded if self.sequential else [r for r in recorded if r.get("cell") == cell]
-        redactor = Redactor(self.config.redact)  # everything an episode collects, the python agent's too
+        redactor, found = Redactor(self.config.redact), set[str]()  # everything an episode collects, redacted
+        entries = [redactor.entry(e, found) for e in sorted(journal, key=lambda e: e.get("started_at", 0))]
+        answer, error = await answer_and_error(reply, redactor, found, self.control, cell)  # no secret, any text
         done = episode.model_copy(
             update={
                 "cell_id": cell,
-                "answer": reply.text[:20000] if reply.text is not None else None,
+                "answer": answer,
                 "latency_ms": round(reply.latency_ms, 1),
-                "error": reply.error,
-                "journal": mark_delivery(
-                    [redactor.entry(e) for e in sorted(journal, key=lambda e: e.get("started_at", 0))],
-                    self.llm_targets,
-                ),
+                "error": error,
+                "journal": mark_delivery(entries, self.llm_targets),
                 "unsettled": len(unsettled),
             }
         )

@@ -19,7 +19,8 @@ from pathlib import Path
 import flakeproxy
 from flakeproxy.errors import InfrastructureError
 
-# Run as `python -P -c CHILD <our package folder> proxy -c CONFIG`.
+# Run as `python -P -c CHILD <our package folder> <runner pid> proxy -c CONFIG`. It ends when the runner dies, by
+# any signal (it runs in a session of its own, so the runner's process group signals do not reach it).
 CHILD = (
     "import os, sys\n"
     "import flakeproxy\n"
@@ -27,15 +28,17 @@ CHILD = (
     "if found != want:\n"
     "    sys.exit(f'error: the proxy would import flakeproxy from {found}, not from {want} where this run'\n"
     "             ' started; unset PYTHONPATH or reinstall flakeproxy into this environment')\n"
+    "from flakeproxy.runner.parent_watch import end_with_parent\n"
+    "end_with_parent(int(sys.argv[2]))\n"
     "from flakeproxy.cli.main import main\n"
-    "main(sys.argv[2:])\n"
+    "main(sys.argv[3:])\n"
 )
 
 
 def proxy_command(config_path: str) -> list[str]:
     """The child's command line: this interpreter, isolated from the working directory, our package."""
     package = str(Path(flakeproxy.__file__).resolve().parent)
-    return [sys.executable, "-P", "-c", CHILD, package, "proxy", "-c", config_path]
+    return [sys.executable, "-P", "-c", CHILD, package, str(os.getpid()), "proxy", "-c", config_path]
 
 
 class LocalProxy:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import hashlib
+import json
 import platform
 from importlib import metadata
 from pathlib import Path
@@ -12,6 +13,7 @@ from pathlib import Path
 from flakeproxy import __version__
 from flakeproxy.config import FlakeproxyConfig
 from flakeproxy.results import RunResult
+from flakeproxy.safe_text import escaped_tree
 
 
 def now() -> str:
@@ -42,10 +44,11 @@ def new_result(config: FlakeproxyConfig, config_path: str) -> RunResult:
 
 
 def write(result: RunResult, output: Path | None) -> None:
-    """Write output/results.json through a temporary file, so a reader never sees half of it."""
+    """Write output/results.json through a temporary file, so a reader never sees half of it; whatever the agent
+    answered (lone surrogates are written escaped)."""
     if output is None:
         return
     output.mkdir(parents=True, exist_ok=True)
     tmp = output / "results.json.tmp"
-    tmp.write_text(result.model_dump_json(indent=2))
+    tmp.write_text(json.dumps(escaped_tree(result.model_dump(mode="json")), indent=2, ensure_ascii=False), "utf-8")
     tmp.replace(output / "results.json")

@@ -107,3 +107,30 @@ def test_journal_entries_are_redacted_with_the_journals_redactor() -> None:
     entry.response_body = f"echo {S}-t"
     journal.add(entry)
     assert S not in json.dumps(journal.entries[0].to_json())
+
+
+def test_headers_by_words_not_by_a_substring_of_a_counters_name() -> None:
+    r = Redactor()
+    counters = ["x-ratelimit-remaining-tokens", "x-ratelimit-limit-tokens", "anthropic-ratelimit-tokens-remaining"]
+    secret = ["x-functions-key", "Ocp-Apim-Subscription-Key", "x-goog-api-key", "X-Auth-Token", "x-amz-security-token"]
+    assert [n for n in counters if r.secret_header(n)] == []
+    assert [n for n in secret if not r.secret_header(n)] == []
+
+
+def test_values_shaped_like_credentials_are_redacted_whatever_their_name() -> None:
+    r = Redactor()
+    key = "sk-proj-" + "A1b2C3d4" * 4
+    out = r.headers([("x-trace-note", f"Bearer {S}"), ("x-request-id", "42"), ("x-debug", key)])
+    assert out == {"x-trace-note": REDACTED, "x-request-id": "42", "x-debug": REDACTED}
+    assert r.url(f"http://h/q?note={key}&n=9000") == f"http://h/q?note={REDACTED}&n=9000"
+
+
+def test_a_body_naming_thousands_of_secrets_still_scrubs_the_header_values() -> None:
+    fields = [{"token": f"{S}-{i:05d}"} for i in range(3000)]
+    entry = {
+        "request_headers": {"authorization": "Bearer HEADER-SECRET-77"},
+        "request_body": json.dumps(fields),
+        "response_body": f"echo HEADER-SECRET-77 and {S}-00001",
+    }
+    out = redact_entry(entry)
+    assert "HEADER-SECRET-77" not in json.dumps(out) and S not in out["request_body"]

@@ -35,9 +35,11 @@ def ca(config_path: str, what: str, out: str | None) -> None:
     through the forward proxy".
     """
     config = load_config(config_path)
-    from flakeproxy.addons.ca import ensure_ca  # needs mitmproxy's certificate code
+    from flakeproxy.addons.ca import check_out, ensure_ca  # needs mitmproxy's certificate code
 
     files = ensure_ca(config.proxy)
+    if out is not None:
+        check_out(Path(out), files)  # never onto the CA's own files (its private key)
     text = {"pem": files.pem, "bundle": files.bundle, "path": lambda: f"{files.cert}\n"}[what]()
     if out is None:
         click.echo(text, nl=False)

@@ -19,6 +19,7 @@ from flakeproxy.cli.report import report
 from flakeproxy.cli.schema import schema
 from flakeproxy.cli.validate import validate
 from flakeproxy.errors import FlakeproxyError
+from flakeproxy.safe_text import escape_surrogates, visible
 
 EXIT_CODES = """\b
 Exit codes: 0 pass, 1 the contract or a threshold failed, 2 the config or the
@@ -59,7 +60,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         cli.main(args=argv, prog_name="flakeproxy", standalone_mode=False)
     except FlakeproxyError as e:
-        click.echo(f"error: {e}", err=True)
+        click.echo(visible(escape_surrogates(f"error: {e}")), err=True)
         sys.exit(e.exit_code)
     except click.exceptions.Abort:
         click.echo("error: interrupted", err=True)

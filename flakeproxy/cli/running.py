@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
 
 import click
 
-from flakeproxy.errors import FlakeproxyError
+from flakeproxy.crash import crashed
+from flakeproxy.errors import FlakeproxyError, InfrastructureError
 from flakeproxy.results import RunResult
+from flakeproxy.safe_text import escaped, visible
 
 T = TypeVar("T")
 
@@ -30,11 +33,15 @@ def write_reports(out: Path, formats: list[str], result: RunResult | None = None
     write(result, out, formats)
 
 
-def write_reports_after_interrupt(out: Path, formats: list[str]) -> None:
+def write_reports_after_interrupt(out: Path, formats: list[str], since: float = 0.0) -> None:
+    """The reports of what a stopped run did, from the results.json it wrote (one older than `since`, the run's
+    start, is another run's: then none)."""
+    results = out / "results.json"
     try:
-        write_reports(out, formats)
+        if results.exists() and results.stat().st_mtime >= since:
+            write_reports(out, formats)
     except (FlakeproxyError, OSError) as e:
-        click.echo(f"warning: no reports written for the interrupted run: {e}", err=True)
+        click.echo(f"warning: no reports written for the stopped run: {e}", err=True)
 
 
 def run_until_signal(
@@ -78,8 +85,19 @@ def run_and_report(
 
     def progress(line: str) -> None:
         if not quiet:
-            click.echo(line, err=True)
+            click.echo(visible(line), err=True)  # names from the config, shown, never run by the terminal
 
-    result = run_until_signal(lambda: run(progress), out, lambda: write_reports_after_interrupt(out, formats))
-    write_reports(out, formats, result)
+    since = time.time() - 1  # results.json written from here on is this run's (mtime granularity)
+    try:
+        result = run_until_signal(
+            lambda: run(progress), out, lambda: write_reports_after_interrupt(out, formats, since)
+        )
+    except InfrastructureError:  # the run stopped (it wrote its results so far): reports of those, then exit 3
+        write_reports_after_interrupt(out, formats, since)
+        raise
+    result = escaped(result)  # whatever the agent answered, the terminal and the reports can show it
+    try:
+        write_reports(out, formats, result)
+    except Exception as e:
+        raise crashed(e, out) from e
     return result

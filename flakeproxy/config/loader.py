@@ -9,19 +9,20 @@ from pydantic import ValidationError
 
 from flakeproxy.config.model import FlakeproxyConfig
 from flakeproxy.config.problems import explain
+from flakeproxy.config.reading import MIB, read_text
 from flakeproxy.config.yamlsource import expand_env, parse_yaml
 from flakeproxy.errors import ConfigError
+
+#: The largest config read: a config is a few KiB; recorded sessions belong in files (replays.sources).
+MAX_CONFIG_BYTES = MIB
 
 
 def load_config(path: str | os.PathLike[str], environ: dict[str, str] | None = None) -> FlakeproxyConfig:
     """Load and validate a flakeproxy.yaml; raise ConfigError naming file, line, key path and fix."""
     name = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError as e:
-        raise ConfigError(f"{name}: file not found; pass -c FILE or create flakeproxy.yaml") from e
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"{name}: cannot read the config ({e})") from e
+    if not Path(path).exists():
+        raise ConfigError(f"{name}: file not found; pass -c FILE or create flakeproxy.yaml")
+    text = read_text(Path(path), "config", MAX_CONFIG_BYTES)  # a regular file, bounded: refused at once if huge
     return parse_config(text, name, environ)
 
 

@@ -169,3 +169,34 @@ def explain(exc: ValidationError, source: Source, root: type[BaseModel]) -> str:
     path = data_path(source.data, loc)
     more = f" (+{len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
     return f"{source.name} line {source.line_of(path)}: {format_path(path)}: {message}{more}"
+
+
+def _known_prefix(root: type[BaseModel], path: Path) -> Path:
+    """The longest start of path the schema knows (list indexes and the model's own keys): no key of the file's
+    own invention."""
+    for end in range(len(path) + 1):
+        if end < len(path) and not isinstance(path[end], int) and type_at(root, path[: end + 1]) is None:
+            return path[:end]
+    return path
+
+
+def explain_without_values(exc: ValidationError, source: Source, root: type[BaseModel]) -> str:
+    """As explain, but for a file that may hold anything (a session file a config points at): the line and the
+    key path as far as the schema knows it, what kind of problem, and never a byte of the file."""
+    errors = exc.errors()
+    err = _first(errors)
+    path = data_path(source.data, tuple(err["loc"]))
+    known = _known_prefix(root, path)
+    kind = err["type"]
+    if kind == "extra_forbidden":  # the key is the file's: only the schema's nearest one is named
+        keys = _keys(type_at(root, known))
+        message = f"an unknown key{_suggest(err['loc'][-1], keys)}; valid keys: {', '.join(keys)}"
+    elif kind == "missing":  # the key is the schema's
+        message = _message(err, root, tuple(err["loc"]))[0]
+        known = path
+    elif kind in ("value_error", "assertion_error", "union_tag_invalid"):  # their words may quote the value
+        message = "a value that is not valid here (the file's contents are not shown)"
+    else:  # pydantic's own words: what was expected (a type, the schema's choices), never the value
+        message = err["msg"][:1].lower() + err["msg"][1:]
+    more = f" (+{len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
+    return f"{source.name} line {source.line_of(path)}: {format_path(known)}: {message}{more}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -32,6 +33,9 @@ def shifted(address: str, by: int) -> str:
     return f"{host}:{int(port) + by}"
 
 
+_ALLOW = re.compile(r"[A-Za-z0-9*?_.-]{1,253}|\[?[0-9A-Fa-f:.]{2,45}\]?(/[0-9]{1,3})?")
+
+
 class Listener(StrictModel):
     """A reverse-proxy listener: the agent's base URL points here, and it forwards to `upstream`."""
 
@@ -42,9 +46,11 @@ class Listener(StrictModel):
         10_000, ge=1, description="No TCP connection to the upstream by then: the agent gets 502, journaled."
     )
     read_timeout_ms: int = Field(
-        300_000,
+        120_000,
         ge=1,
-        description="No response headers by then (504), or no body bytes for that long (502, or a closed stream).",
+        description="No response headers by then (504), or no body bytes for that long (502, or a closed stream). "
+        "Shorter than the official LLM SDKs' own 600 s, so a hung upstream ends here, journaled, before the "
+        "agent's client gives up; raise it for non-streamed answers of slow reasoning models.",
     )
     slot_listen: list[HostPort] | None = Field(
         None,
@@ -62,6 +68,12 @@ class ProxyConfig(StrictModel):
     token: str | None = Field(None, description="Required on every control API call when set.")
     listeners: list[Listener] = Field(default_factory=list)
     forward: HostPort | None = Field(None, description="Optional explicit-proxy listener (HTTP(S)_PROXY).")
+    forward_allow: list[str] = Field(
+        default_factory=list,
+        description="Hosts the forward listener may relay to although they are loopback or private addresses: "
+        "host names or globs (e.g. tools.internal, *.svc.cluster.local), IP addresses or networks (10.0.0.0/8). "
+        "Hosts a forward target names are allowed already. Never the proxy's own control API or listeners.",
+    )
     ca_dir: str = Field(
         "~/.mitmproxy",
         description="The folder of the CA the forward listener signs intercepted HTTPS with (mitmproxy-ca.pem, "
@@ -102,6 +114,17 @@ class ProxyConfig(StrictModel):
         description="For tests: connect to these loopback HOST:PORT addresses instead of resolving these host "
         "names (the requests still name the hosts, TLS still checks them).",
     )
+
+    @field_validator("forward_allow")
+    @classmethod
+    def _allow_entries(cls, entries: list[str]) -> list[str]:
+        for entry in entries:
+            if not _ALLOW.fullmatch(entry):
+                raise ValueError(
+                    f"{entry[:80]!r} is not a host name or glob, an IP address or a network (e.g. tools.internal, "
+                    "*.svc.cluster.local, 10.0.0.5, 10.0.0.0/8); no scheme, no port"
+                )
+        return entries
 
     @model_validator(mode="after")
     def _checks(self) -> ProxyConfig:

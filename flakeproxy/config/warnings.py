@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from flakeproxy.config.base import glob_matches
 from flakeproxy.config.model import FlakeproxyConfig
+from flakeproxy.config.proxy import is_loopback_host, split_host_port
 from flakeproxy.config.yamlsource import format_path
 from flakeproxy.faults import MidStreamErrorFault, StreamCutFault
 
@@ -132,6 +133,18 @@ def forward_proxy(config: FlakeproxyConfig) -> list[str]:
     return out
 
 
+def forward_without_token(config: FlakeproxyConfig) -> list[str]:
+    """A forward listener anyone on the network can reach, beside a control API that asks for no token."""
+    forward = config.proxy.forward
+    if forward is None or config.proxy.token or is_loopback_host(split_host_port(forward)[0]):
+        return []
+    return [
+        f"proxy.forward {forward} listens beyond loopback and proxy.token is not set: the forward listener never "
+        f"relays to the control API, but anything on this host can reach it ({config.proxy.admin}) and control the "
+        "run; set proxy.token (e.g. token: ${FLAKEPROXY_TOKEN})"
+    ]
+
+
 def slot_concurrency(config: FlakeproxyConfig) -> list[str]:
     """With slots, as many episodes run at once as there are slots, whatever run.concurrency says."""
     slots = config.proxy.slots
@@ -163,4 +176,5 @@ def config_warnings(config: FlakeproxyConfig) -> list[str]:
         + slot_concurrency(config)
         + unused_slots(config)
         + forward_proxy(config)
+        + forward_without_token(config)
     )

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,9 +17,13 @@ from urllib.parse import urlsplit
 
 from flakeproxy.config.replays import Exchange, SseEvent
 from flakeproxy.redact import Redactor
+from flakeproxy.wire.encoding import TooLarge, Undecodable, decode_body
 from flakeproxy.wire.record import read_fault
+from flakeproxy.wire.sse import EventSplitter
 
 _EVENT_END = re.compile(rb"\r?\n\r?\n")
+#: The most a recorded body is decoded to.
+DECODED_LIMIT_BYTES = 64 * 1024 * 1024
 #: Response headers a replay sets itself (the body is stored decoded, its framing is the replayer's).
 HOP_HEADERS = frozenset(
     {"content-length", "transfer-encoding", "content-encoding", "connection", "keep-alive", "date", "server"}
@@ -60,28 +63,23 @@ def redact_request(
 
 
 def decode(body: bytes, encoding: str | None) -> bytes:
-    """A body as the agent's client reads it: gzip or deflate undone; other encodings as they are."""
-    wbits = {"gzip": 47, "x-gzip": 47, "deflate": 15}.get((encoding or "").strip().lower())
-    if wbits is None or not body:
-        return body
+    """A body as the agent's client reads it: gzip, deflate, br or zstd undone, up to DECODED_LIMIT_BYTES
+    decoded (a small body may hold gigabytes); past that, or undecodable, as it is."""
     try:
-        return zlib.decompressobj(wbits).decompress(body)
-    except zlib.error:
+        return decode_body(body, encoding, DECODED_LIMIT_BYTES)
+    except (TooLarge, Undecodable):
         return body
 
 
 def split_events(chunks: Iterable[tuple[bytes, float | None]]) -> list[tuple[bytes, float | None]]:
     """SSE events (each with its blank line) from timed chunks; an event's time is when its end arrived."""
     events: list[tuple[bytes, float | None]] = []
-    pending = b""
+    splitter = EventSplitter(_EVENT_END)  # linear, however large one event is
     at: float | None = None
     for chunk, at in chunks:
-        pending += chunk
-        while (m := _EVENT_END.search(pending)) is not None:
-            events.append((pending[: m.end()], at))
-            pending = pending[m.end() :]
-    if pending:
-        events.append((pending, at))
+        events += [(block, at) for block in splitter.feed(chunk)]
+    if rest := splitter.rest():
+        events.append((rest, at))
     return events
 
 

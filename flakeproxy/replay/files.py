@@ -13,12 +13,16 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from flakeproxy.config.problems import explain
+from flakeproxy.config.problems import explain_without_values
+from flakeproxy.config.reading import MIB, check_regular, read_text
 from flakeproxy.config.replays import Session
 from flakeproxy.config.yamlsource import parse_yaml
 from flakeproxy.errors import ConfigError
+from flakeproxy.safe_text import escaped_tree
 
 SUFFIXES = (".yaml", ".yml", ".json")
+#: The largest session file read (a recording keeps whole bodies).
+MAX_SESSION_BYTES = 64 * MIB
 
 
 def _files(source: str, near: Path) -> list[Path]:
@@ -30,15 +34,13 @@ def _files(source: str, near: Path) -> list[Path]:
         return sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in SUFFIXES)
     if not path.exists():
         raise ConfigError(f"{source}: no such session file or folder (looked at {path}); fix the path in sources")
+    check_regular(path, "session file", MAX_SESSION_BYTES)  # not /dev/zero, a FIFO, a huge file
     return [path]
 
 
 def load_session_file(path: Path) -> list[Session]:
     """The sessions of one file; a mapping is one session, a list is several."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"{path}: cannot read the session file ({e})") from e
+    text = read_text(path, "session file", MAX_SESSION_BYTES)  # a regular file, bounded, never echoed
     source = parse_yaml(text, str(path))
     items = source.data if isinstance(source.data, list) else [source.data]
     sessions = []
@@ -49,7 +51,7 @@ def load_session_file(path: Path) -> list[Session]:
         try:
             sessions.append(Session.model_validate(item))
         except ValidationError as e:
-            message = explain(e, source, Session)
+            message = explain_without_values(e, source, Session)
             if isinstance(source.data, list):  # the error's key path is within item n
                 message = message.replace(f"{path} line", f"{path} (session {n + 1}) line", 1)
             raise ConfigError(message) from e
@@ -85,7 +87,7 @@ def write_session(folder: Path, session: Session) -> Path:
         n += 1
         path = folder / f"{base}-{n}.yaml"
     data = session.model_dump(mode="json", exclude_defaults=True)
-    data = {"id": session.id, "input": session.input, **data}
+    data = escaped_tree({"id": session.id, "input": session.input, **data})  # any text the agent gave
     header = "# a flakeproxy replay session (flakeproxy replay run); secrets are redacted\n"
     path.write_text(header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=120), encoding="utf-8")
     return path

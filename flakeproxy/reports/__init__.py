@@ -8,6 +8,7 @@ from pathlib import Path
 
 from flakeproxy.errors import ConfigError
 from flakeproxy.results import RunResult
+from flakeproxy.safe_text import escaped
 
 __all__ = ["DEFAULT_FORMATS", "FILES", "FORMATS", "parse_formats", "render", "write"]
 
@@ -57,7 +58,7 @@ def parse_formats(text: str) -> list[str]:
 def write(result: RunResult, output: Path, formats: Iterable[str]) -> list[Path]:
     """Write each format's file into output (atomically, like results.json); return the paths written."""
     output.mkdir(parents=True, exist_ok=True)
-    written = []
+    result, written = escaped(result), []  # whatever the agent answered: no lone surrogate reaches a file
     for fmt in formats:
         path = output / FILES[fmt]
         tmp = path.with_name(path.name + ".tmp")

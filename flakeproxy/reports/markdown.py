@@ -8,6 +8,7 @@ import re
 
 from flakeproxy.reports import facts
 from flakeproxy.results import RunResult
+from flakeproxy.safe_text import visible
 
 MAX_REASON = 300
 MAX_ROWS = 50
@@ -16,9 +17,9 @@ _MARKDOWN = re.compile(r"([\\`*_\[\]|~$])")
 
 
 def escape(text: object, limit: int = MAX_REASON) -> str:
-    """Text from the agent or upstream as inert Markdown: HTML escaped (& < >), Markdown punctuation backslashed,
-    one line, at most `limit` characters."""
-    one_line = " ".join(str(text).split())
+    """Text from the agent, upstream or config as inert Markdown: control characters shown, HTML escaped (& < >),
+    Markdown punctuation backslashed, one line, at most `limit` characters."""
+    one_line = visible(" ".join(str(text).split()))  # ESC, BEL... from a config or an answer, shown as \x1b
     if len(one_line) > limit:
         one_line = one_line[: limit - 1] + "…"
     return _MARKDOWN.sub(r"\\\1", html.escape(one_line, quote=False))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flakeproxy.reports.facts import interruption
 from flakeproxy.results import RunResult
+from flakeproxy.safe_text import visible
 
 SYMBOL = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "not_applicable": "n/a"}
 
@@ -41,7 +42,7 @@ def render(result: RunResult) -> str:
         parts.append(render_ci(result))
     elif result.contract is None:
         parts.append(f"INCOMPLETE: {interruption(result) or 'nothing was run'}")
-    return "\n\n".join(parts)
+    return visible("\n\n".join(parts))  # names and reasons may hold ESC: shown, never run by the terminal
 
 
 def _contract(result: RunResult) -> str:

@@ -4,12 +4,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from typing import Any
 
 from flakeproxy.wire.action import Action
 from flakeproxy.wire.json_edit import edit_json_or_text, map_strings
 from flakeproxy.wire.providers import TextFn, ToolFn, llm_provider
 from flakeproxy.wire.streams import MapEvents, TruncateStream
 from flakeproxy.wire.text import cut_words
+
+
+def loads(body: bytes) -> Any:
+    """The body as JSON (ValueError if it is not); bytes that are not UTF-8 read as U+FFFD, so an answer with one
+    bad byte is still rewritten as the answer it is, not cut as text into something no client can parse."""
+    try:
+        return json.loads(body)
+    except UnicodeDecodeError:
+        return json.loads(body.decode("utf-8", "replace"))
 
 
 def llm_text_action(
@@ -30,7 +40,7 @@ def llm_text_action(
 
     def rewrite(body: bytes) -> bytes:
         try:
-            data = json.loads(body)
+            data = loads(body)
         except ValueError:
             return body
         return json.dumps(shape.map_json(data, text, tool)).encode()
@@ -49,7 +59,7 @@ def truncate_action(api: str | None, max_words: int) -> Action:
 
     def rewrite(body: bytes) -> bytes:
         try:
-            data = json.loads(body)
+            data = loads(body)
         except ValueError:
             return cut_words(body.decode("utf-8", "replace"), max_words).encode()
         budget_text = lambda t: cut_words(t, max_words)  # noqa: E731

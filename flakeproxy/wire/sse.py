@@ -46,21 +46,53 @@ def format_event(data: Any, event: str | None = None) -> bytes:
     return (head + "".join(f"data: {line}\n" for line in text.split("\n")) + "\n").encode()
 
 
+class EventSplitter:
+    """Feed bytes as they arrive; get back the complete events' raw bytes (each with its blank line).
+
+    Linear in what it is fed, however large one event grows: a search never starts before the last few bytes
+    already searched, and the bytes of finished events are dropped once per feed. `held` is how many bytes of
+    an unfinished event it holds."""
+
+    def __init__(self, boundary: re.Pattern[bytes] = _BOUNDARY) -> None:
+        self._boundary = boundary  # at most 4 bytes long
+        self._buffer = bytearray()
+        self._searched = 0  # _buffer[:_searched] holds no boundary (a new one may begin in its last 3 bytes)
+
+    @property
+    def held(self) -> int:
+        return len(self._buffer)
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        self._buffer += chunk
+        blocks, start = [], 0
+        for m in self._boundary.finditer(self._buffer, max(0, self._searched - 3)):
+            blocks.append(bytes(self._buffer[start : m.end()]))
+            start = m.end()
+        del self._buffer[:start]
+        self._searched = len(self._buffer)
+        return blocks
+
+    def rest(self) -> bytes:
+        """Bytes after the last complete event (an event cut off by the end of the stream)."""
+        rest = bytes(self._buffer)
+        self._buffer.clear()
+        self._searched = 0
+        return rest
+
+
 class SseParser:
     """Feed bytes as they arrive; get back the complete events (raw bytes include the blank line)."""
 
     def __init__(self) -> None:
-        self._buffer = b""
+        self._split = EventSplitter()
+
+    @property
+    def held(self) -> int:
+        return self._split.held
 
     def feed(self, chunk: bytes) -> list[SseEvent]:
-        self._buffer += chunk
-        events = []
-        while m := _BOUNDARY.search(self._buffer):
-            block, self._buffer = self._buffer[: m.end()], self._buffer[m.end() :]
-            events.append(parse_event(block))
-        return events
+        return [parse_event(block) for block in self._split.feed(chunk)]
 
     def rest(self) -> bytes:
         """Bytes after the last complete event (an event cut off by the end of the stream)."""
-        rest, self._buffer = self._buffer, b""
-        return rest
+        return self._split.rest()

@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from flakeproxy.config.proxy import Listener
+from tests.conftest import REPO
 from tests.support.http import fetch
 from tests.support.loops import LoopThread, free_port
 from tests.support.proxy import Proxy, config_for, running_proxy
@@ -81,7 +82,9 @@ def only_entry(proxy: Proxy) -> dict[str, Any]:
 
 def test_the_defaults_are_documented() -> None:
     listener = Listener(name="x", listen="127.0.0.1:1", upstream="http://127.0.0.1:2")
-    assert (listener.connect_timeout_ms, listener.read_timeout_ms) == (10_000, 300_000)
+    assert (listener.connect_timeout_ms, listener.read_timeout_ms) == (10_000, 120_000)
+    readme = (REPO / "README.md").read_text()
+    assert "`connect_timeout_ms` (default 10000) and `read_timeout_ms` (default 120000" in readme
 
 
 def test_a_silent_upstream_gets_a_504() -> None:

@@ -74,7 +74,10 @@ def test_an_anchor_file_with_only_input_and_tool_responses_replays(tmp_path: Pat
             "id: s1\ninput: hi\ntool_responses:\n  - response: {a: 1}\n",
             "line 4: tool_responses[0].tool: missing required key 'tool'; add tool: ...",
         ),
-        ("id: s1\ninput: hi\ntool_response: []\n", "line 3: tool_response: unknown key 'tool_response'"),
+        (  # a session file may be anything (a config can point at any file): its keys and values are not echoed
+            "id: s1\ninput: hi\ntool_response: []\n",
+            "line 3: (top level): an unknown key (did you mean 'tool_responses'?); valid keys: id, input",
+        ),
         (
             "id: s1\ninput: hi\ntool_responses:\n  - {tool: nope}\n",
             "session 's1': tool_responses tool 'nope' is not a target; valid: llm, market_data_api",
