@@ -6,6 +6,7 @@ where there are some. With a token configured, every call needs `Authorization: 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -16,6 +17,7 @@ from aiohttp import web
 from pydantic import ValidationError
 
 from flakeproxy import __version__
+from flakeproxy.addons.cell_secrets import cell_secrets, redact_texts
 from flakeproxy.addons.control_input import (
     MAX_BODY_BYTES,
     Problem,
@@ -27,7 +29,6 @@ from flakeproxy.addons.control_input import (
 )
 from flakeproxy.addons.json_out import json_list_response
 from flakeproxy.addons.replay_routes import ROUTES as REPLAY_ROUTES
-from flakeproxy.addons.secret_routes import ROUTES as SECRET_ROUTES
 from flakeproxy.config import FlakeproxyConfig, Scenario
 from flakeproxy.config.crosscheck import CrossCheckError, cross_check
 from flakeproxy.injector import FOLLOW, Cell, Injector
@@ -44,8 +45,19 @@ ROUTES = [
     "GET /journal",
     "POST /reset",
     *REPLAY_ROUTES,
-    *SECRET_ROUTES,
 ]
+
+
+def _texts(body: dict[str, Any]) -> list[str | None] | None:
+    """POST /cells/{id}/end's optional {"texts": [...]}: texts (the agent's answer and error) to give back with
+    the cell's secrets scrubbed."""
+    unknown = sorted(set(body) - {"texts"})
+    if unknown:
+        raise Problem(400, f"unknown keys {unknown}", valid=["texts"])
+    texts = body.get("texts")
+    if texts is not None and (not isinstance(texts, list) or not all(t is None or isinstance(t, str) for t in texts)):
+        raise Problem(400, 'texts must be a list of strings or nulls, e.g. {"texts": ["the answer", null]}')
+    return texts
 
 
 def problem(status: int, message: str, **extra: Any) -> web.Response:
@@ -212,13 +224,18 @@ class ControlApi:
         wanted = cell_id(request.match_info["id"])
         if wanted not in self.injector.cells:
             raise Problem(404, f"no open cell {wanted!r}", valid=sorted(self.injector.cells))
+        texts = _texts(await json_object(request))
         cell = self.injector.end_cell(wanted)
         unsettled = await self.journal.wait_delivered(cell.id)
         for hook in self.on_cell_end:
             await hook(cell.id, cell.label)
-        entries = [e.snapshot() for e in self.journal.for_cell(cell.id)]
+        entries = self.journal.for_cell(cell.id)
+        secrets = await asyncio.to_thread(cell_secrets, self.journal.redactor, entries)
+        snapshots = [e.snapshot(known=secrets[0]) for e in entries]
         head = {**self._cell_view(cell), "unsettled": unsettled}
-        return await json_list_response(request, head, "journal", entries)
+        if texts is not None:
+            head["texts"] = redact_texts(self.journal.redactor, secrets, texts)
+        return await json_list_response(request, head, "journal", snapshots)
 
     async def get_journal(self, request: web.Request) -> web.StreamResponse:
         query = journal_query(request.query)

@@ -25,7 +25,6 @@ from flakeproxy.addons.forward_guard import ForwardGuard, is_local
 from flakeproxy.addons.recorder import Recorder
 from flakeproxy.addons.replay_routes import ReplayRoutes
 from flakeproxy.addons.replayer import Replayer
-from flakeproxy.addons.secret_routes import SecretRoutes
 from flakeproxy.addons.upstream_timeouts import Timeouts
 from flakeproxy.config import FlakeproxyConfig, is_loopback_host
 from flakeproxy.config.proxy import split_host_port
@@ -149,7 +148,6 @@ class ProxyServer:
         self.recorder = Recorder(Redactor(config.redact), record)  # record and replay: whole exchanges per cell
         self.replayer = Replayer(self.injector.targets, Redactor(config.redact))
         ReplayRoutes(self.injector, self.replayer, self.recorder).add_to(self.api.app)
-        SecretRoutes(self.journal, Redactor(config.redact)).add_to(self.api.app)
         self.api.on_cell_end.append(self.recorder.cell_ended)
         self._master: DumpMaster | None = None
         self._lifecycle: _Lifecycle | None = None

@@ -103,16 +103,17 @@ class JournalEntry:
 
     accounted: int = field(default=0, repr=False, compare=False)  # bytes the journal counts for it
 
-    def snapshot(self) -> Snapshot:
-        """The entry as it is now, taken on the event loop in microseconds; render it anywhere."""
+    def snapshot(self, known: Iterable[str] = ()) -> Snapshot:
+        """The entry as it is now, taken on the event loop in microseconds; render it anywhere. `known`: secret
+        values of its episode (from its other requests) to scrub from it too."""
         data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _LIVE}
         if self.fault is not None:
             data["fault"] = fault_json(self.fault, self.coverage)
-        redactor = self.redactor or DEFAULT
+        redactor, known = self.redactor or DEFAULT, frozenset(known)
         if self.capture is None:
-            return Snapshot(data, None, 0, None, redactor)
+            return Snapshot(data, None, 0, None, redactor, known)
         parts, size = self.capture.snapshot()
-        return Snapshot(data, parts, size, self.capture.encoding, redactor)
+        return Snapshot(data, parts, size, self.capture.encoding, redactor, known)
 
     def to_json(self) -> dict[str, Any]:
         """The entry as JSON, secrets redacted (the entry is left as it is); for a response still streaming,
@@ -135,15 +136,16 @@ class Snapshot:
     size: int  # bytes on the wire
     encoding: str | None = None
     redactor: Redactor = DEFAULT
+    known: frozenset[str] = frozenset()  # secrets of the episode, from its other requests
 
     def to_json(self) -> dict[str, Any]:
         """The JSON with secrets redacted (done here, off the event loop: it parses bodies)."""
         if self.body is None:
-            return self.redactor.entry(self.fields)
+            return self.redactor.entry(self.fields, set(self.known))
         kept = b"".join(self.body)
         text = readable(kept, self.encoding).decode("utf-8", "replace")
         body = {"response_body": text, "response_bytes": self.size}
-        return self.redactor.entry({**self.fields, **body, "body_truncated": self.size > len(kept)})
+        return self.redactor.entry({**self.fields, **body, "body_truncated": self.size > len(kept)}, set(self.known))
 
 
 #: How long ending a cell waits for its exchanges to reach the agent (a stream the agent still reads).

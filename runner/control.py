@@ -69,15 +69,15 @@ class ControlClient:
         body.update({k: v for k, v in (("trace_id", trace_id), ("slot", slot)) if v is not None})
         return str((await self.call("POST", "/cells", body))["id"])
 
-    async def end(self, cell: str) -> tuple[list[dict[str, Any]], list[int]]:
-        """Close a cell: its journal, and the seqs of its exchanges still open after the proxy's bounded wait
-        for them to reach the agent."""
-        ended = await self.call("POST", f"/cells/{cell}/end")
-        return list(ended["journal"]), [int(seq) for seq in ended.get("unsettled") or []]
-
-    async def redact(self, cell: str, texts: list[str | None]) -> list[str | None]:
-        """The texts with every secret value of the cell's requests replaced (the proxy alone saw them)."""
-        return list((await self.call("POST", f"/cells/{cell}/redact", {"texts": texts}))["texts"])
+    async def end(
+        self, cell: str, texts: list[str | None] | None = None
+    ) -> tuple[list[dict[str, Any]], list[int], list[str | None]]:
+        """Close a cell: its journal (every secret of the cell scrubbed from every entry), the seqs of its
+        exchanges still open after the proxy's bounded wait for them to reach the agent, and `texts` (the
+        agent's answer and error) with the cell's secrets scrubbed."""
+        ended = await self.call("POST", f"/cells/{cell}/end", {"texts": texts} if texts is not None else None)
+        unsettled = [int(seq) for seq in ended.get("unsettled") or []]
+        return list(ended["journal"]), unsettled, list(ended.get("texts") or texts or [])
 
     async def unattributed(self) -> list[dict[str, Any]]:
         """Journal entries the proxy could not tie to one open cell (paged through with `since`)."""

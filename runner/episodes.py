@@ -21,7 +21,7 @@ from flakeproxy.redact import Redactor
 from flakeproxy.results import Episode
 from flakeproxy.runner.agents.base import Agent, Invocation
 from flakeproxy.runner.agents.python import PythonAdapter, import_object
-from flakeproxy.runner.answers import answer_and_error
+from flakeproxy.runner.answers import reply_texts, scrubbed
 from flakeproxy.runner.control import ControlClient
 from flakeproxy.runner.mock import mock_call
 from flakeproxy.wire.trace import new_trace
@@ -124,7 +124,8 @@ class EpisodeRunner:
                 await mock_call(mock, "reset")
         how = dataclasses.replace(how, cell=cell, trace=dataclasses.replace(trace, cell=cell))
         reply = await self.agent.invoke(episode.prompt, how)
-        journal, unsettled = await self.control.end(cell) if self.control else ([], [])
+        texts = reply_texts(reply)
+        journal, unsettled, texts = await self.control.end(cell, texts) if self.control else ([], [], texts)
         if isinstance(self.agent, PythonAdapter):
             journal += self.agent.cell_journal(cell)
         for mock in self._mocks():
@@ -132,7 +133,7 @@ class EpisodeRunner:
             journal += recorded if self.sequential else [r for r in recorded if r.get("cell") == cell]
         redactor, found = Redactor(self.config.redact), set[str]()  # everything an episode collects, redacted
         entries = [redactor.entry(e, found) for e in sorted(journal, key=lambda e: e.get("started_at", 0))]
-        answer, error = await answer_and_error(reply, redactor, found, self.control, cell)  # no secret, any text
+        answer, error = scrubbed(texts, redactor, found)  # no secret, any text
         done = episode.model_copy(
             update={
                 "cell_id": cell,

@@ -143,7 +143,7 @@ class WatchedStream:
         return out
 
     def _compare(self, chunk: bytes, out: bytes) -> None:
-        if self._rewritten:
+        if self._rewritten or self._cut:  # decided: nothing more to hold (the upstream may go on for long)
             return
         self._pending += chunk
         if self._pending.startswith(out):
