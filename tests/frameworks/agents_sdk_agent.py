@@ -5,20 +5,30 @@ answer to the model as it is (naive). Its own tracing is off: it would export to
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
 
 SYSTEM = "You answer questions about stock prices. Cite your source."
 Answer = Callable[[str, dict[str, str]], Awaitable[str]]
 
 
-def agents_sdk_agent(llm_url: str, mcp_url: str) -> Answer:
-    from agents import Agent, ModelSettings, OpenAIChatCompletionsModel, RunConfig, Runner, set_tracing_disabled
-    from agents.mcp import MCPServerStreamableHttp
+@asynccontextmanager
+async def agents_sdk_agent(llm_url: str, mcp_url: str) -> AsyncIterator[Answer]:
+    """The agent's answer function, its OpenAI client open until exit."""
+    from agents import OpenAIChatCompletionsModel, set_tracing_disabled
     from openai import AsyncOpenAI
 
     set_tracing_disabled(True)
     client = AsyncOpenAI(base_url=f"{llm_url}/v1", api_key="sk-fake", max_retries=1, timeout=10)
     model = OpenAIChatCompletionsModel(model="fake-model", openai_client=client)
+    async with client:
+        yield _answer(model, mcp_url)
+
+
+def _answer(model: Any, mcp_url: str) -> Answer:
+    from agents import Agent, ModelSettings, RunConfig, Runner
+    from agents.mcp import MCPServerStreamableHttp
 
     async def answer(prompt: str, headers: dict[str, str]) -> str:
         params = {"url": f"{mcp_url}/mcp", "headers": headers, "timeout": 10}

@@ -22,7 +22,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import Any, Literal
 
 import httpx
@@ -46,14 +47,19 @@ def propagated() -> dict[str, str]:
     return headers
 
 
-def anthropic_agent(llm_url: str, tools_url: str, propagation: Propagation = "sdk") -> Answer:
+@asynccontextmanager
+async def anthropic_agent(llm_url: str, tools_url: str, propagation: Propagation = "sdk") -> AsyncIterator[Answer]:
+    """The agent's answer function, its SDK client open (one client, its connections pooled) until exit."""
     from anthropic import AsyncAnthropic
 
-    inject = propagation == "inject"
     telemetry: Any = None if propagation == "sdk" else {"propagation": False}  # None: the SDK's default
-    client = AsyncAnthropic(
+    async with AsyncAnthropic(
         base_url=llm_url, api_key="sk-ant-fake", max_retries=1, timeout=10, open_telemetry=telemetry
-    )
+    ) as client:
+        yield _answer(client, tools_url, inject=propagation == "inject")
+
+
+def _answer(client: Any, tools_url: str, inject: bool) -> Answer:
 
     async def quote(arguments: Any, headers: dict[str, str]) -> str:
         try:
@@ -96,12 +102,17 @@ def main() -> None:
     args = parser.parse_args()
     if args.propagation != "none":
         instrument()
-    answer = anthropic_agent(args.llm, args.tools, "sdk" if args.propagation == "none" else args.propagation)
+    propagation = "sdk" if args.propagation == "none" else args.propagation
 
-    async def ask(prompt: str) -> str:
-        return await answer(prompt, {})
+    async def run() -> None:
+        async with anthropic_agent(args.llm, args.tools, propagation) as answer:
 
-    asyncio.run(serve(ask))
+            async def ask(prompt: str) -> str:
+                return await answer(prompt, {})
+
+            await serve(ask)
+
+    asyncio.run(run())
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ from flakeproxy.results import RunResult
 from flakeproxy.runner.engine import run_contract_async
 from flakeproxy.wire.call import CELL_HEADER
 from tests.frameworks.paced import PACE_S, paced_world
-from tests.support.loops import free_port, running_app
+from tests.support.loops import LoopThread, free_port
 from tests.support.proxy import config_for, running_proxy
 
 PROMPT = "What is AAPL trading at?"
@@ -88,26 +88,51 @@ def stage(api: str, tool: str, mcp: bool = False, pace_s: float = PACE_S, slots:
 
 #: An agent's answer to a prompt; it sends the headers given (x-flakeproxy-cell) on its LLM and tool calls.
 Answer = Callable[[str, dict[str, str]], Awaitable[str]]
+#: Opens an agent (its SDK clients) and closes it on exit, on the loop that serves it.
+AgentFactory = Callable[[], AbstractAsyncContextManager[Answer]]
 
 
-@contextmanager
-def served(answer: Answer) -> Iterator[str]:
-    """The agent as `agent.type: http`: POST /ask {"prompt"} -> {"answer"} (500 {"error"} when it raised), POST
-    /reset; the runner's x-flakeproxy-cell header is handed to it to forward. Yields its URL."""
-
+def _routes(answer: Answer, forward: bool) -> list[web.RouteDef]:
     async def ask(request: web.Request) -> web.Response:
         prompt = (await request.json())["prompt"]
         cell = request.headers.get(CELL_HEADER)
+        headers = {CELL_HEADER: cell} if cell and forward else {}
         try:
-            return web.json_response({"answer": await answer(prompt, {CELL_HEADER: cell} if cell else {})})
+            return web.json_response({"answer": await answer(prompt, headers)})
         except Exception as e:  # the agent's own error, reported to the runner as an agent error
             return web.json_response({"error": f"{type(e).__name__}: {e}"}, status=500)
 
     async def reset(request: web.Request) -> web.Response:
         return web.json_response({"ok": True})  # no state between invocations
 
-    with running_app([web.post("/ask", ask), web.post("/reset", reset)], "framework-agent") as url:
-        yield url
+    return [web.post("/ask", ask), web.post("/reset", reset)]
+
+
+@contextmanager
+def served(agent: AgentFactory, forward: bool = True) -> Iterator[str]:
+    """The agent as `agent.type: http` in a loop thread of its own: POST /ask {"prompt"} -> {"answer"} (500
+    {"error"} when it raised), POST /reset. forward: it sends the runner's x-flakeproxy-cell on its calls. Its
+    clients are opened and closed on that loop (an SDK client dropped unclosed would schedule its close on
+    whatever loop runs when it is collected). Yields its URL."""
+    thread, port, stack = LoopThread("framework-agent"), free_port(), AsyncExitStack()
+
+    async def start() -> web.AppRunner:
+        app = web.Application()
+        app.add_routes(_routes(await stack.enter_async_context(agent()), forward))
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", port).start()
+        return runner
+
+    try:
+        runner = thread.run(start())
+        try:
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            thread.run(runner.cleanup())
+    finally:
+        thread.run(stack.aclose())
+        thread.close()
 
 
 def http_agent(url: str) -> dict[str, Any]:

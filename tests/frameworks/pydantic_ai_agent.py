@@ -9,7 +9,8 @@ might."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 SYSTEM = "You answer questions about stock prices. Cite your source."
@@ -32,14 +33,18 @@ async def withhold_tool_output(messages: list[Any]) -> list[Any]:
     return out
 
 
-def pydantic_ai_agent(llm_url: str, mcp_url: str, withholding: bool = False) -> Answer:
+@asynccontextmanager
+async def pydantic_ai_agent(llm_url: str, mcp_url: str, withholding: bool = False) -> AsyncIterator[Answer]:
+    """The agent's answer function, its OpenAI client open until exit."""
+    from openai import AsyncOpenAI
     from pydantic_ai import Agent
     from pydantic_ai.capabilities import ProcessHistory
     from pydantic_ai.mcp import MCPToolset
     from pydantic_ai.models.openai import OpenAIChatModel
     from pydantic_ai.providers.openai import OpenAIProvider
 
-    model = OpenAIChatModel("fake-model", provider=OpenAIProvider(base_url=f"{llm_url}/v1", api_key="sk-fake"))
+    client = AsyncOpenAI(base_url=f"{llm_url}/v1", api_key="sk-fake", max_retries=1, timeout=10)
+    model = OpenAIChatModel("fake-model", provider=OpenAIProvider(openai_client=client))
     # headers from the run's deps: each run opens its own MCP session, with the episode's x-flakeproxy-cell
     quotes: MCPToolset[dict[str, str]] = MCPToolset(f"{mcp_url}/mcp", headers=lambda ctx: ctx.deps, read_timeout=10)
     agent = Agent(
@@ -56,4 +61,5 @@ def pydantic_ai_agent(llm_url: str, mcp_url: str, withholding: bool = False) -> 
                 pass  # a UI would render the text as it grows; the answer is the run's output
             return str(await result.get_output())
 
-    return answer
+    async with client:
+        yield answer

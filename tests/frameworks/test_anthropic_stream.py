@@ -5,6 +5,7 @@ an indirect_injection into the quote API's JSON reaches the model (the agent pas
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 
 import pytest
 
@@ -19,7 +20,10 @@ pytest.importorskip("anthropic", reason="the anthropic SDK installs with the dev
 def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunResult]:
     from tests.frameworks.anthropic_agent import anthropic_agent
 
-    with stage("anthropic", "quote_api") as s, served(anthropic_agent(s.listeners["llm"], s.listeners["tools"])) as url:
+    with (
+        stage("anthropic", "quote_api") as s,
+        served(partial(anthropic_agent, s.listeners["llm"], s.listeners["tools"])) as url,
+    ):
         yield contract_run(s, http_agent(url), tmp_path_factory.mktemp("anthropic"))
 
 

@@ -17,6 +17,7 @@ import sys
 import urllib.request
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -122,10 +123,10 @@ def test_slots_attribute_an_agent_that_forwards_nothing(tmp_path: Path) -> None:
     from tests.frameworks.anthropic_agent import anthropic_agent
 
     with stage("anthropic", "quote_api", slots=2) as world, ExitStack() as stack:
-        urls = []
-        for slot in world.slots:  # one instance per slot, pointed at that slot's listeners
-            answer = anthropic_agent(slot["llm"], slot["tools"], "off")
-            urls.append(stack.enter_context(served(lambda prompt, _headers, a=answer: a(prompt, {}))))
+        urls = [  # one instance per slot, pointed at that slot's listeners, forwarding no header
+            stack.enter_context(served(partial(anthropic_agent, slot["llm"], slot["tools"], "off"), forward=False))
+            for slot in world.slots
+        ]
         agent = {
             **http_agent(urls[0]),
             "slots": [{"endpoint": f"{u}/ask", "reset_endpoint": f"{u}/reset"} for u in urls],

@@ -6,6 +6,7 @@ MCP tool's result reaches the model (the agent passes tool results on as they ar
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 
 import pytest
 
@@ -23,7 +24,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunResult]:
 
     with (
         stage("openai", "quote_mcp", mcp=True) as s,
-        served(agents_sdk_agent(s.listeners["llm"], s.listeners["mcp"])) as url,
+        served(partial(agents_sdk_agent, s.listeners["llm"], s.listeners["mcp"])) as url,
     ):
         yield contract_run(s, http_agent(url), tmp_path_factory.mktemp("agents-sdk"))
 

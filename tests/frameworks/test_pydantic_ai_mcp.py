@@ -9,6 +9,7 @@ call gets n/a with the "did not reach the model" reason, never a PASS."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,7 @@ def world() -> Iterator[Stage]:
 def run_agent(world: Stage, tmp: Path, withholding: bool, scenarios: tuple[str, ...]) -> RunResult:
     from tests.frameworks.pydantic_ai_agent import pydantic_ai_agent
 
-    with served(pydantic_ai_agent(world.listeners["llm"], world.listeners["mcp"], withholding)) as url:
+    with served(partial(pydantic_ai_agent, world.listeners["llm"], world.listeners["mcp"], withholding)) as url:
         return contract_run(world, http_agent(url), tmp, scenarios)
 
 
