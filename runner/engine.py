@@ -93,7 +93,8 @@ class ContractRun:
             await self.local.start()
         self.control = ControlClient(proxy.admin_url or f"http://{proxy.admin}", proxy.token)
         await self.control.__aenter__()
-        await self.control.wait_healthy()
+        where = "proxy.admin_url" if proxy.admin_url else "proxy.admin"
+        await self.control.wait_ready(proxy.ready_timeout_ms / 1000, where)
         await self.control.reset()
 
     def _concurrency(self) -> int:
