@@ -30,7 +30,7 @@ from flakeproxy.runner.episodes import EpisodeRunner
 from flakeproxy.runner.local import LocalProxy
 from flakeproxy.runner.mock import MockService
 from flakeproxy.runner.recording import recording_hooks
-from flakeproxy.runner.results_file import new_result, now, write
+from flakeproxy.runner.results_file import check_writable, new_result, now, write
 from flakeproxy.scoring import score_contract
 
 Progress = Callable[[str], None]
@@ -222,6 +222,7 @@ class ContractRun:
         for line in config_warnings(self.config):
             self.warn(f"warning: {line}")
         try:
+            check_writable(self.output)  # an output folder it cannot write is said now, not after the run
             await self._start()
             runner = EpisodeRunner(self.config, self.agent, self.control, sequential=True)
             runner.hooks += await recording_hooks(self)
@@ -237,8 +238,10 @@ class ContractRun:
             raise
         finally:
             self.result.finished_at = now()
-            self._write()
-            await self._stop()
+            try:
+                self._write()
+            finally:
+                await self._stop()
         return self.result
 
     async def _steps(self, runner: EpisodeRunner, limit: int) -> None:

@@ -6,11 +6,13 @@ import contextlib
 import datetime
 import hashlib
 import platform
+from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
 
 from flakeproxy import __version__
 from flakeproxy.config import FlakeproxyConfig
+from flakeproxy.errors import ConfigError
 from flakeproxy.results import RunResult
 
 
@@ -45,7 +47,30 @@ def write(result: RunResult, output: Path | None) -> None:
     """Write output/results.json through a temporary file, so a reader never sees half of it."""
     if output is None:
         return
-    output.mkdir(parents=True, exist_ok=True)
-    tmp = output / "results.json.tmp"
-    tmp.write_text(result.model_dump_json(indent=2))
-    tmp.replace(output / "results.json")
+    with _said(output):
+        output.mkdir(parents=True, exist_ok=True)
+        tmp = output / "results.json.tmp"
+        tmp.write_text(result.model_dump_json(indent=2))
+        tmp.replace(output / "results.json")
+
+
+def check_writable(output: Path | None) -> None:
+    """Fail now, in one line, when results.json could not be written to output (before the run starts)."""
+    if output is None:
+        return
+    with _said(output):
+        output.mkdir(parents=True, exist_ok=True)
+        probe = output / "results.json.tmp"
+        probe.write_text("")
+        probe.unlink()
+
+
+@contextlib.contextmanager
+def _said(output: Path) -> Iterator[None]:
+    try:
+        yield
+    except OSError as e:
+        raise ConfigError(
+            f"cannot write {output / 'results.json'} ({e.strerror or e}); point run.output or -o at a folder "
+            "this user can write"
+        ) from e
