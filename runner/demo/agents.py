@@ -43,8 +43,10 @@ class Urls:
 
 
 class DemoAgent:
-    def __init__(self, careful: bool, urls: Urls) -> None:
-        self.careful, self.urls = careful, urls
+    def __init__(self, careful: bool, urls: Urls, env_proxy: bool = False) -> None:
+        """env_proxy: honour HTTP(S)_PROXY and NO_PROXY as an SDK's HTTP client does (forward mode); TLS trusts
+        SSL_CERT_FILE either way."""
+        self.careful, self.urls, self.env_proxy = careful, urls, env_proxy
 
     async def _llm(self, http: aiohttp.ClientSession, messages: list[dict[str, Any]]) -> tuple[str, Any, str | None]:
         """(text, tool call, finish reason) from a streamed completion; retries a 429 once."""
@@ -90,7 +92,7 @@ class DemoAgent:
     async def answer(self, prompt: str) -> str:
         prompt = screen(prompt) if self.careful else prompt
         timeout = aiohttp.ClientTimeout(total=10)
-        async with aiohttp.ClientSession(timeout=timeout) as http:
+        async with aiohttp.ClientSession(timeout=timeout, trust_env=self.env_proxy) as http:
             try:
                 _, call, _ = await self._llm(http, [{"role": "user", "content": prompt}])
             except RuntimeError:
