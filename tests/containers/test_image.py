@@ -66,7 +66,8 @@ def test_the_image_holds_every_file_of_the_package(image: str) -> None:
     """Every source file of flakeproxy/, addons/ and runner/ (code and package data) is in the installed
     package, where pyproject.toml maps it; a file left out of the wheel is missing here."""
     folders = {"flakeproxy": "", "addons": "addons/", "runner": "runner/"}
-    listed = subprocess.run(["git", "ls-files", *folders], cwd=REPO, capture_output=True, text=True, check=True)
+    git = ["git", "ls-files", "--cached", "--others", "--exclude-standard", *folders]  # as the checkout holds them
+    listed = subprocess.run(git, cwd=REPO, capture_output=True, text=True, check=True)
     want = set()
     for name in listed.stdout.split():
         top, rest = name.split("/", 1)
