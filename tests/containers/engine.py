@@ -4,7 +4,6 @@ Everything a test makes is named with PREFIX and this session's id, and removed 
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -90,17 +89,13 @@ def wait_exit(container: str, timeout_s: float = 300) -> int:
     return int(out.stdout.strip().splitlines()[-1])
 
 
-def exec_ok(container: str, *command: str) -> subprocess.CompletedProcess[str]:
+def exec_in(container: str, *command: str) -> subprocess.CompletedProcess[str]:
     return podman("exec", container, *command, check=False, timeout=60)
 
 
 def read_volume(image: str, volume: str, path: str) -> str:
     """A file on a named volume, read through a throwaway container of image."""
     return podman("run", "--rm", "-v", f"{volume}:/v:ro", "--entrypoint", "cat", image, f"/v/{path}").stdout
-
-
-def size_bytes(image: str) -> int:
-    return int(json.loads(podman("image", "inspect", image).stdout)[0]["Size"])
 
 
 @dataclass

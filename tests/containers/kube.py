@@ -36,10 +36,10 @@ class Cluster:
 
     def claim(self, name: str) -> Path:
         if name not in self.claims:
-            self.claims[name] = self._folder(f"pvc-{name}", 0o755)
+            self.claims[name] = self.folder_for(f"pvc-{name}", 0o755)
         return self.claims[name]
 
-    def _folder(self, name: str, mode: int) -> Path:
+    def folder_for(self, name: str, mode: int) -> Path:
         path = self.folder / name
         path.mkdir(parents=True)
         path.chmod(mode)
@@ -72,12 +72,12 @@ class Pod:
     def _volume(self, volume: dict[str, Any]) -> Path:
         group = self.spec.get("securityContext", {}).get("fsGroup")
         if "configMap" in volume:
-            path = self.cluster._folder(f"{self.name}-{volume['name']}", 0o755)
+            path = self.cluster.folder_for(f"{self.name}-{volume['name']}", 0o755)
             for file, text in self.cluster.config_maps[volume["configMap"]["name"]].items():
                 (path / file).write_text(text)
             return path
         if "emptyDir" in volume:
-            path = self.cluster._folder(f"{self.name}-{volume['name']}", 0o777)
+            path = self.cluster.folder_for(f"{self.name}-{volume['name']}", 0o777)
         elif "persistentVolumeClaim" in volume:
             path = self.cluster.claim(volume["persistentVolumeClaim"]["claimName"])
         else:

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from tests.conftest import REPO
-from tests.containers.engine import Made, exec_ok, made, podman, status, wait_exit, wait_log
+from tests.containers.engine import Made, exec_in, made, podman, status, wait_exit, wait_log
 
 pytestmark = [pytest.mark.containers, pytest.mark.timeout(600)]
 TOKEN = "t0ken-for-the-image"
@@ -109,9 +109,9 @@ def test_the_ca_volume_keeps_the_same_certificate_across_restarts(image: str, tm
         for run in ("first", "second"):
             sidecar = _start(things, image, config, "-v", f"{volume}:/home/flakeproxy/.mitmproxy", name=run)
             ca = "/home/flakeproxy/.mitmproxy"
-            key = exec_ok(sidecar, "stat", "-c", "%a %U", f"{ca}/mitmproxy-ca.pem").stdout.strip()
+            key = exec_in(sidecar, "stat", "-c", "%a %U", f"{ca}/mitmproxy-ca.pem").stdout.strip()
             assert key == "600 flakeproxy", key
-            certs.append(exec_ok(sidecar, "cat", f"{ca}/mitmproxy-ca-cert.pem").stdout)
+            certs.append(exec_in(sidecar, "cat", f"{ca}/mitmproxy-ca-cert.pem").stdout)
             podman("stop", "-t", "5", sidecar)
         assert certs[0].startswith("-----BEGIN CERTIFICATE-----") and certs[0] == certs[1]
 
