@@ -5,9 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 import aiohttp
-from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, wait_fixed
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, wait_exponential
 
 from flakeproxy.errors import InfrastructureError
+
+#: One readiness probe's bound: a proxy that accepts but does not answer is not ready (tried again).
+PROBE_TIMEOUT = aiohttp.ClientTimeout(total=2)
+
+
+class NotReady(Exception):
+    """A readiness probe found the control API not (yet) answering."""
 
 
 class ControlClient:
@@ -38,22 +45,48 @@ class ControlClient:
             raise InfrastructureError(
                 f"proxy control API at {self.url} unreachable ({e}); is the proxy running?"
             ) from e
+        except TimeoutError as e:
+            raise InfrastructureError(f"proxy control API {method} {path} at {self.url} did not answer in 30 s") from e
 
-    async def wait_healthy(self, timeout_s: float = 20) -> dict[str, Any]:
-        """Wait for /healthz (infrastructure readiness is what tenacity is for)."""
+    async def wait_ready(self, timeout_s: float, where: str = "proxy.admin") -> dict[str, Any]:
+        """Wait, at most timeout_s, for /healthz to answer 200: a sidecar may start after the runner (native
+        sidecars and compose give no order for readiness). A refused token is not waited for: it will not heal.
+        `where` names the config key the URL came from, for the error."""
+        last = "no answer"
         try:
             async for attempt in AsyncRetrying(
                 stop=stop_after_delay(timeout_s),
-                wait=wait_fixed(0.1),
-                retry=retry_if_exception_type(InfrastructureError),
+                wait=wait_exponential(multiplier=0.1, max=1),
+                retry=retry_if_exception_type(NotReady),
                 reraise=True,
             ):
                 with attempt:
-                    health: dict[str, Any] = await self.call("GET", "/healthz")
-                    return health
-        except InfrastructureError as e:
-            raise InfrastructureError(f"proxy not healthy after {timeout_s:g} s: {e}") from e
-        raise AssertionError("unreachable")
+                    return await self._health()
+        except NotReady as e:
+            last = str(e)
+        raise InfrastructureError(
+            f"the proxy's control API at {self.url} ({where}) was not ready within {timeout_s:g} s ({last}); "
+            f"start the proxy, or point {where} at its control API"
+        )
+
+    async def _health(self) -> dict[str, Any]:
+        """One /healthz probe, bounded by its own short timeout; NotReady when it should be tried again."""
+        assert self.session is not None
+        try:
+            async with self.session.get(self.url + "/healthz", timeout=PROBE_TIMEOUT) as response:
+                if response.status in (401, 403):
+                    raise InfrastructureError(
+                        f"the proxy's control API at {self.url} refused the token (HTTP {response.status}); "
+                        "set proxy.token (FLAKEPROXY_TOKEN) to the proxy's"
+                    )
+                if response.status != 200:
+                    raise NotReady(f"last answer: HTTP {response.status}")
+                health: dict[str, Any] = await response.json(content_type=None)
+                return health
+        except (aiohttp.ClientError, ValueError) as e:
+            raise NotReady(f"last error: {e or type(e).__name__}") from e
+        except TimeoutError as e:
+            raise NotReady(f"last probe got no answer in {PROBE_TIMEOUT.total:g} s") from e
 
     async def begin(
         self,

@@ -32,7 +32,7 @@ from flakeproxy.runner.episodes import EpisodeRunner
 from flakeproxy.runner.local import LocalProxy
 from flakeproxy.runner.mock import MockService
 from flakeproxy.runner.recording import recording_hooks
-from flakeproxy.runner.results_file import new_result, now, write
+from flakeproxy.runner.results_file import check_writable, new_result, now, write
 from flakeproxy.scoring import score_contract
 
 Progress = Callable[[str], None]
@@ -95,7 +95,8 @@ class ContractRun:
             await self.local.start()
         self.control = ControlClient(proxy.admin_url or f"http://{proxy.admin}", proxy.token)
         await self.control.__aenter__()
-        await self.control.wait_healthy()
+        where = "proxy.admin_url" if proxy.admin_url else "proxy.admin"
+        await self.control.wait_ready(proxy.ready_timeout_ms / 1000, where)
         await self.control.reset()
 
     def _concurrency(self) -> int:
@@ -228,6 +229,7 @@ class ContractRun:
         for line in config_warnings(self.config):
             self.warn(f"warning: {line}")
         try:
+            check_writable(self.output)  # an output folder it cannot write is said now, not after the run
             await self._start()
             runner = EpisodeRunner(self.config, self.agent, self.control, sequential=True)
             runner.hooks += await recording_hooks(self)

@@ -7,11 +7,13 @@ import datetime
 import hashlib
 import json
 import platform
+from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
 
 from flakeproxy import __version__
 from flakeproxy.config import FlakeproxyConfig
+from flakeproxy.errors import ConfigError
 from flakeproxy.results import RunResult
 from flakeproxy.safe_text import escaped_tree
 
@@ -48,7 +50,30 @@ def write(result: RunResult, output: Path | None) -> None:
     answered (lone surrogates are written escaped)."""
     if output is None:
         return
-    output.mkdir(parents=True, exist_ok=True)
-    tmp = output / "results.json.tmp"
-    tmp.write_text(json.dumps(escaped_tree(result.model_dump(mode="json")), indent=2, ensure_ascii=False), "utf-8")
-    tmp.replace(output / "results.json")
+    with _said(output):
+        output.mkdir(parents=True, exist_ok=True)
+        tmp = output / "results.json.tmp"
+        tmp.write_text(json.dumps(escaped_tree(result.model_dump(mode="json")), indent=2, ensure_ascii=False), "utf-8")
+        tmp.replace(output / "results.json")
+
+
+def check_writable(output: Path | None) -> None:
+    """Fail now, in one line, when results.json could not be written to output (before the run starts)."""
+    if output is None:
+        return
+    with _said(output):
+        output.mkdir(parents=True, exist_ok=True)
+        probe = output / "results.json.tmp"
+        probe.write_text("")
+        probe.unlink()
+
+
+@contextlib.contextmanager
+def _said(output: Path) -> Iterator[None]:
+    try:
+        yield
+    except OSError as e:
+        raise ConfigError(
+            f"cannot write {output / 'results.json'} ({e.strerror or e}); point run.output or -o at a folder "
+            "this user can write"
+        ) from e

@@ -66,6 +66,12 @@ class ProxyConfig(StrictModel):
         description="The control API of a proxy someone else started (a sidecar); the runner starts none.",
     )
     token: str | None = Field(None, description="Required on every control API call when set.")
+    ready_timeout_ms: int = Field(
+        60_000,
+        ge=1,
+        description="How long the runner waits for the control API to answer /healthz before it gives up (exit 3): "
+        "a sidecar may become ready after the runner starts.",
+    )
     listeners: list[Listener] = Field(default_factory=list)
     forward: HostPort | None = Field(None, description="Optional explicit-proxy listener (HTTP(S)_PROXY).")
     forward_allow: list[str] = Field(

@@ -62,8 +62,10 @@ class Client:
 
 
 class DemoAgent:
-    def __init__(self, careful: bool, urls: Urls) -> None:
-        self.careful, self.urls = careful, urls
+    def __init__(self, careful: bool, urls: Urls, env_proxy: bool = False) -> None:
+        """env_proxy: honour HTTP(S)_PROXY and NO_PROXY as an SDK's HTTP client does (forward mode); TLS trusts
+        SSL_CERT_FILE either way."""
+        self.careful, self.urls, self.env_proxy = careful, urls, env_proxy
         self.session: aiohttp.ClientSession | None = None
 
     async def close(self) -> None:
@@ -72,7 +74,7 @@ class DemoAgent:
 
     def _client(self, cell: str | None) -> Client:
         if self.session is None:
-            self.session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10))
+            self.session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10), trust_env=self.env_proxy)
         return Client(self.session, {CELL_HEADER: cell} if cell else {})
 
     async def _llm(self, http: Client, messages: list[dict[str, Any]]) -> tuple[str, Any, str | None]:

@@ -1,10 +1,9 @@
-"""The docker files, checked without a Docker engine (none runs on these machines): the Dockerfile
-parses and says what it must (a builder stage makes the wheel, the image installs only that wheel and
-keeps no sources), its entrypoint's exact command serves /healthz when run directly from the installed
-wheel in an empty working directory, the compose services' exact entrypoints run the whole compose world
-on loopback (host names mapped to 127.0.0.1) to a passing contract run, and the compose file and the
-Kubernetes pod agree with the config they mount. Not verified here: building the image, Docker's
-networking and volumes, and running the containers."""
+"""The docker files, checked without a container engine (fast, in the default run; tests/containers runs
+them in podman, `pytest -m containers`): the Dockerfile parses and says what it must (a builder stage makes
+the wheel, the image installs only that wheel and keeps no sources), its entrypoint's exact command serves
+/healthz when run directly from the installed wheel in an empty working directory, the compose services'
+exact entrypoints run the whole compose world on loopback (host names mapped to 127.0.0.1) to a passing
+contract run, and the compose file and the Kubernetes pod agree with the config they mount."""
 
 from __future__ import annotations
 

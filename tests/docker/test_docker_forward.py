@@ -1,8 +1,8 @@
 """The forward-mode variants (compose.forward.yaml, kubernetes-pod.forward.yaml, flakeproxy.forward.yaml),
-checked without a Docker engine: the agent keeps its image and URLs and gets only HTTPS_PROXY/NO_PROXY and
-CA variables pointing at files on a shared volume; the CA job's exact command, run from the installed wheel,
-writes exactly those files from the CA the sidecar will use; the sidecar's key stays off the agent's
-volume. Not verified here: Docker/Kubernetes volumes, networking and running the containers."""
+checked without a container engine (tests/containers runs them in podman): the agent keeps its image and
+URLs and gets only HTTPS_PROXY/NO_PROXY and CA variables pointing at files on a shared volume; the CA job's
+exact command, run from the installed wheel, writes exactly those files from the CA the sidecar will use;
+the sidecar's key stays off the agent's volume."""
 
 from __future__ import annotations
 

@@ -1,0 +1,136 @@
+"""A runner driving a sidecar someone else started (`proxy.admin_url`) waits for its readiness itself, as in a
+pod, where native sidecars give no order for readiness: a sidecar whose port accepts but does not answer yet,
+then the real proxy coming up on that port, is waited for; one that never comes, or refuses the token, ends
+the run with exit 3 and one line naming the admin URL, within the bound (`proxy.ready_timeout_ms`)."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import yaml
+from aiohttp import web
+
+from tests.runner.world import cli
+from tests.support.loops import free_port, running_app
+
+FLAKEPROXY = [sys.executable, "-m", "flakeproxy"]
+
+
+def _agent() -> list[web.RouteDef]:
+    async def chat(request: web.Request) -> web.Response:
+        await request.json()
+        return web.json_response({"reply": "AAPL is at 189.50 according to the exchange feed (source)."})
+
+    return [web.post("/chat", chat)]
+
+
+def _config(tmp: Path, agent: str, admin: str, token: str, **proxy: Any) -> Path:
+    data = {
+        "version": "2.0",
+        "agent": {"type": "http", "endpoint": f"{agent}/chat", "request_template": {"message": "{prompt}"}},
+        "proxy": {
+            "admin": admin,
+            "admin_url": f"http://{admin}",
+            "token": token,
+            "listeners": [{"name": "tools", "listen": f"127.0.0.1:{free_port()}", "upstream": "http://127.0.0.1:9"}],
+            **proxy,
+        },
+        "golden_prompts": ["What is AAPL trading at?"],
+        "contract": {"name": "wait", "invariants": [{"id": "cites", "type": "regex", "pattern": "(?i)source"}]},
+        "chaos_matrix": [{"name": "no-chaos"}],
+        "run": {"output": str(tmp / "out")},
+    }
+    path = tmp / "flakeproxy.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+@contextmanager
+def _sidecar(config: Path, token: str) -> Iterator[None]:
+    """The real `flakeproxy proxy` on the config's admin address, as a sidecar: until its ready line."""
+    args = [*FLAKEPROXY, "proxy", "-c", str(config), "--token", token]
+    with subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as child:
+        try:
+            assert child.stdout is not None
+            line = child.stdout.readline()
+            assert line.startswith("flakeproxy proxy ready"), (line, child.stderr.read() if child.poll() else "")
+            yield
+        finally:
+            child.terminate()
+            child.wait(10)
+
+
+def _accept(server: socket.socket, held: list[socket.socket], count: int, deadline_s: float) -> None:
+    """Accept `count` connections on server and hold them unanswered (a port that is open, a proxy not ready)."""
+    server.settimeout(0.2)
+    deadline = time.monotonic() + deadline_s
+    while len(held) < count:
+        assert time.monotonic() < deadline, f"the runner probed the admin port {len(held)} time(s) in {deadline_s} s"
+        try:
+            held.append(server.accept()[0])
+        except TimeoutError:
+            continue
+
+
+def test_the_runner_waits_for_a_sidecar_that_becomes_ready_late(tmp_path: Path) -> None:
+    admin = f"127.0.0.1:{free_port()}"
+    host, port = admin.split(":")
+    with running_app(_agent(), "agent") as agent:
+        config = _config(tmp_path, agent, admin, "t0ken")
+        # the port is open but nothing answers: a starting sidecar (each probe must give up and try again)
+        server = socket.create_server((host, int(port)))
+        held: list[socket.socket] = []
+        args = [*FLAKEPROXY, "contract", "run", "-c", str(config)]
+        with subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as runner:
+            try:
+                _accept(server, held, 2, deadline_s=20)
+                assert runner.poll() is None, runner.stderr.read() if runner.stderr else ""
+                server.close()
+                with _sidecar(config, "t0ken"):
+                    _, err = runner.communicate(timeout=60)
+            finally:
+                if runner.poll() is None:
+                    runner.kill()
+                for conn in held:
+                    conn.close()
+    assert runner.returncode == 0, err[-2000:]
+    assert (tmp_path / "out" / "results.json").exists()
+
+
+def test_a_sidecar_that_never_comes_is_one_line_naming_the_admin_url(tmp_path: Path) -> None:
+    admin = f"127.0.0.1:{free_port()}"  # nothing listens there
+    with running_app(_agent(), "agent") as agent:
+        config = _config(tmp_path, agent, admin, "t0ken", ready_timeout_ms=1500)
+        start = time.monotonic()
+        out = cli(config)
+        took = time.monotonic() - start
+    assert out.returncode == 3, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in out.stderr, out.stderr
+    assert lines[0].startswith(
+        f"error: the proxy's control API at http://{admin} (proxy.admin_url) was not ready within 1.5 s"
+    ), lines[0]
+    assert took < 1.5 + 10, f"the bounded wait took {took:.1f} s"  # the bound, plus interpreter start-up
+
+
+def test_a_refused_token_is_not_waited_for(tmp_path: Path) -> None:
+    admin = f"127.0.0.1:{free_port()}"
+    with running_app(_agent(), "agent") as agent:
+        config = _config(tmp_path, agent, admin, "wrong")  # the default bound: 60 s
+        with _sidecar(config, "right"):
+            start = time.monotonic()
+            out = cli(config)
+            took = time.monotonic() - start
+    assert out.returncode == 3, out.stderr
+    assert out.stderr.strip() == (
+        f"error: the proxy's control API at http://{admin} refused the token (HTTP 401); "
+        "set proxy.token (FLAKEPROXY_TOKEN) to the proxy's"
+    )
+    assert took < 20, f"a refused token was retried for {took:.1f} s"
