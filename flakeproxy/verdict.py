@@ -62,3 +62,6 @@ class Observation:
     services: dict[str, Any] = field(default_factory=dict)  # the config's services, for sql checks
     judge: Any = None  # the config's judge section (JudgeConfig), for llm_as_judge
     scenario: str | None = None
+    #: the calm (no-chaos) episode of the same prompt and replica: its journal, for amplification
+    baseline_journal: list[dict[str, Any]] | None = None
+    pricing: Any = None  # the config's pricing table (flakeproxy.config.pricing.PricingTable), for cost checks

@@ -159,6 +159,12 @@ INVARIANTS = {
     "retries_after_fault",
     "retry_after_respected",
     "no_call_to",
+    "token_budget",
+    "cost_budget",
+    "max_llm_calls",
+    "max_tool_calls",
+    "no_loop",
+    "amplification",
 }
 
 

@@ -127,7 +127,7 @@ class _App:
 
     def normal(self, shape: str, body: dict[str, Any], streaming: bool) -> tuple[list[bytes] | None, Any]:
         if shape == "gemini":
-            return (gemini_events(), None) if streaming else (None, gemini_json())
+            return (gemini_events(body=body), None) if streaming else (None, gemini_json(body=body))
         if streaming:
             return {"chat": openai_chat_events, "anthropic": anthropic_events, "responses": responses_events}[shape](
                 body
@@ -151,7 +151,8 @@ class _App:
         if plan is not None and plan.kind == "hang":
             await asyncio.sleep(plan.seconds)
         if plan is not None and plan.kind == "truncate" and shape == "gemini":
-            events, answer = (gemini_events(plan.after), None) if streaming else (None, gemini_json(plan.after))
+            after = plan.after
+            events, answer = (gemini_events(after, body), None) if streaming else (None, gemini_json(after, body))
         elif plan is not None and plan.kind == "truncate":
             if streaming:
                 events = truncated_events(shape, body, plan.after)

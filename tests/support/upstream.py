@@ -1,7 +1,8 @@
 """A real upstream on loopback that records what reaches it: a tool API and fake LLM providers.
 
 The fake LLMs speak the providers' real JSON and SSE (OpenAI chat completions and responses,
-Anthropic messages): a deterministic test fixture, not a mock of the proxy.
+Anthropic messages), usage included (tests.support.fake_usage): a deterministic test fixture, not a mock of
+the proxy.
 """
 
 from __future__ import annotations
@@ -14,6 +15,13 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.support.fake_usage import (
+    anthropic_usage,
+    chat_usage,
+    completion_tokens,
+    include_usage,
+    responses_usage,
+)
 from tests.support.loops import LoopThread, free_port
 
 ANSWER = "AAPL trades at $189.50 according to the exchange feed, as the source says."
@@ -53,7 +61,9 @@ def _wants_tool(body: dict[str, Any]) -> bool:
 
 
 def openai_chat_events(body: dict[str, Any]) -> list[bytes]:
-    base = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": body.get("model", "m")}
+    """With stream_options.include_usage, every chunk says "usage": null and one more, with no choices, the usage."""
+    base: dict[str, Any] = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1}
+    base |= {"model": body.get("model", "m")} | ({"usage": None} if include_usage(body) else {})
     events = [
         _sse({**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]})
     ]
@@ -69,6 +79,8 @@ def openai_chat_events(body: dict[str, Any]) -> list[bytes]:
             events.append(_sse({**base, "choices": [{"index": 0, "delta": {"content": word}, "finish_reason": None}]}))
         finish = "stop"
     events.append(_sse({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}))
+    if include_usage(body):
+        events.append(_sse({**base, "choices": [], "usage": chat_usage(body)}))
     events.append(_sse("[DONE]"))
     return events
 
@@ -91,7 +103,7 @@ def openai_chat_json(body: dict[str, Any]) -> dict[str, Any]:
         "created": 1,
         "model": body.get("model", "m"),
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-        "usage": {"prompt_tokens": 5, "completion_tokens": 15, "total_tokens": 20},
+        "usage": chat_usage(body),
     }
 
 
@@ -109,12 +121,12 @@ def anthropic_json(body: dict[str, Any]) -> dict[str, Any]:
         "content": content,
         "stop_reason": stop,
         "stop_sequence": None,
-        "usage": {"input_tokens": 5, "output_tokens": 15},
+        "usage": anthropic_usage(body),
     }
 
 
 def anthropic_events(body: dict[str, Any]) -> list[bytes]:
-    message = {**anthropic_json(body), "content": [], "stop_reason": None}
+    message = {**anthropic_json(body), "content": [], "stop_reason": None, "usage": anthropic_usage(body, 1)}
     events = [_sse({"type": "message_start", "message": message}, "message_start")]
     if _wants_tool(body):
         block = {"type": "tool_use", "id": "toolu_1", "name": "get_quote", "input": {}}
@@ -136,7 +148,7 @@ def anthropic_events(body: dict[str, Any]) -> list[bytes]:
             {
                 "type": "message_delta",
                 "delta": {"stop_reason": stop, "stop_sequence": None},
-                "usage": {"output_tokens": 15},
+                "usage": {"output_tokens": completion_tokens(body)},
             },
             "message_delta",
         )
@@ -174,12 +186,13 @@ def responses_json(body: dict[str, Any]) -> dict[str, Any]:
         "status": "completed",
         "output": output,
         "incomplete_details": None,
+        "usage": responses_usage(body),
     }
 
 
 def responses_events(body: dict[str, Any]) -> list[bytes]:
     done = responses_json(body)
-    start = {**done, "status": "in_progress", "output": []}
+    start = {**done, "status": "in_progress", "output": [], "usage": None}
     events = [_sse({"type": "response.created", "response": start, "sequence_number": 0}, "response.created")]
     n = 1
     if _wants_tool(body):
