@@ -1,13 +1,14 @@
 """Verdicts with confidence: binomial intervals and the rate rule (pure; stdlib and pydantic only).
 
-Design note (issue 26). A cell judged by n replicas, k of them passing, is k draws of an unknown true pass
-rate p. Three modules answer three questions about it:
+Design note (issue 26). A cell judged by n replicas, k of them passing, is n draws from an unknown true pass
+rate p. Four small modules answer its questions:
 
 - here: the interval for p (Wilson score, or exact Clopper-Pearson) and the **rate rule**
   (`replica_aggregation: rate`, `min_pass_rate`): PASS when the lower bound is at or above the threshold,
   FAIL when the upper bound is below it, INCONCLUSIVE otherwise.
 - `stats_sequential`: **adaptive replicas** (`run.replicas: {min, max}`): which cells are settled after each
-  look, and how many replicas a cell or a plan needs (`flakeproxy plan`).
+  look, or how many more replicas an open cell needs; `stats_plan`: how many replicas tell a pass rate from
+  the threshold, fixed and adaptive (`flakeproxy plan`).
 - `stats_compare`: **baseline vs candidate** (`flakeproxy compare`): per-cell change and PASS/BLOCK/INCONCLUSIVE.
 
 The rate rule uses the exact Clopper-Pearson two-sided interval at `scoring.confidence` (default 0.95),
