@@ -69,7 +69,7 @@ class Comparison(StatsModel):
     margin: float
     cells: tuple[CellChange, ...]
     only_in_base: tuple[str, ...] = Field(description="Cells with replicas in the baseline only (no PASS then).")
-    only_in_candidate: tuple[str, ...]
+    only_in_candidate: tuple[str, ...] = Field(description="New cells: listed, not compared, no effect on the verdict.")
 
 
 def fisher_exact(base: Counts, candidate: Counts) -> tuple[float, float]:
