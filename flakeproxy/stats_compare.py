@@ -1,0 +1,195 @@
+"""Baseline vs candidate (`flakeproxy compare BASE CANDIDATE`): per-cell change in pass rate and a verdict.
+
+Per cell (a cell present in both runs with replicas on both sides):
+- the change cand - base with Newcombe's hybrid score interval (Newcombe 1998, method 10: built from the two
+  Wilson intervals) at `confidence`, for display and for PASS;
+- Fisher's exact test, conditional on the margins: the one-sided p-value for a regression (the candidate
+  passes less) and the two-sided one (tables no more likely than the observed, exact integer arithmetic).
+
+The verdict, with alpha = (1 - confidence) / 2 as in the rate rule:
+- BLOCK when some cell's one-sided Fisher p-value, Holm-adjusted across the compared cells (Holm 1979:
+  valid under any dependence, and cells of one scenario share episodes), is at or below alpha. Fisher's test
+  is exact and conservative, so when nothing changed the chance of a BLOCK is at most alpha, however many
+  cells there are.
+- PASS when nothing is BLOCKed and every compared cell is non-inferior: the lower bound of its change is at
+  or above -margin (default 0.10). PASS claims every cell at once; as an intersection-union test that needs
+  no multiplicity correction (Berger 1982). Newcombe's interval is approximate (coverage close to nominal
+  in Newcombe's evaluation), so PASS is as good as that approximation; BLOCK is exact.
+- INCONCLUSIVE otherwise: no regression shown, but some cell could still have dropped by more than the
+  margin, or a cell of the baseline is missing from the candidate. A candidate's new cells are listed and
+  do not count.
+
+Counts from adaptive runs (n chosen by the outcomes) are accepted, but the tests are then not exact; the
+bench (bench/adaptive_sim.py) measures that case: fewer false BLOCKs than the bound, and less power.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from math import comb, sqrt
+from typing import Literal
+
+from pydantic import Field
+
+from flakeproxy.stats import StatsModel, check_counts, check_level, percent, tail_alpha, wilson
+
+Status = Literal["regressed", "non_inferior", "inconclusive"]
+CompareVerdict = Literal["pass", "block", "inconclusive"]
+
+
+class Counts(StatsModel):
+    """One cell in one run: its passes of its judged replicas."""
+
+    passes: int
+    replicas: int
+
+
+class CellChange(StatsModel):
+    """One cell, baseline vs candidate: the numbers a PR comment's row needs."""
+
+    cell: str
+    base: Counts
+    candidate: Counts
+    base_rate: float
+    candidate_rate: float
+    change: float  # candidate_rate - base_rate
+    change_low: float  # Newcombe's interval for the change, at the comparison's confidence
+    change_high: float
+    p_regression: float  # Fisher, one-sided: the candidate passes less
+    p_two_sided: float
+    p_adjusted: float  # p_regression, Holm-adjusted across the compared cells
+    status: Status
+
+
+class Comparison(StatsModel):
+    verdict: CompareVerdict
+    reason: str
+    confidence: float
+    alpha: float
+    margin: float
+    cells: tuple[CellChange, ...]
+    only_in_base: tuple[str, ...] = Field(description="Cells with replicas in the baseline only (no PASS then).")
+    only_in_candidate: tuple[str, ...] = Field(description="New cells: listed, not compared, no effect on the verdict.")
+
+
+def fisher_exact(base: Counts, candidate: Counts) -> tuple[float, float]:
+    """(one-sided p for a regression, two-sided p) of the 2x2 table base/candidate x pass/fail.
+
+    Given the margins, X = the baseline's passes is hypergeometric; the one-sided p is P(X >= observed), the
+    two-sided p sums the tables no more probable than the observed (as R's fisher.test and scipy)."""
+    n1, n2, total_passes = base.replicas, candidate.replicas, base.passes + candidate.passes
+    support = range(max(0, total_passes - n2), min(n1, total_passes) + 1)
+    weight = {x: comb(total_passes, x) * comb(n1 + n2 - total_passes, n1 - x) for x in support}
+    whole, observed = comb(n1 + n2, n1), weight[base.passes]
+    one_sided = sum(w for x, w in weight.items() if x >= base.passes) / whole
+    two_sided = sum(w for w in weight.values() if w <= observed) / whole
+    return min(1.0, one_sided), min(1.0, two_sided)
+
+
+def newcombe(base: Counts, candidate: Counts, confidence: float = 0.95) -> tuple[float, float]:
+    """Newcombe's hybrid score interval for candidate_rate - base_rate (method 10 of Newcombe 1998)."""
+    p1, p2 = base.passes / base.replicas, candidate.passes / candidate.replicas
+    w1, w2 = wilson(base.passes, base.replicas, confidence), wilson(candidate.passes, candidate.replicas, confidence)
+    d = p2 - p1
+    low = d - sqrt((p2 - w2.low) ** 2 + (w1.high - p1) ** 2)
+    high = d + sqrt((w2.high - p2) ** 2 + (p1 - w1.low) ** 2)
+    return max(-1.0, low), min(1.0, high)
+
+
+def holm(p_values: list[float]) -> list[float]:
+    """Holm's step-down adjusted p-values, in the input's order."""
+    m, running, adjusted = len(p_values), 0.0, [0.0] * len(p_values)
+    for rank, i in enumerate(sorted(range(m), key=lambda i: p_values[i])):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def compare_runs(
+    base: Mapping[str, Counts], candidate: Mapping[str, Counts], confidence: float = 0.95, margin: float = 0.10
+) -> Comparison:
+    """Every cell of both runs compared, and the verdict PASS / BLOCK / INCONCLUSIVE with its reason."""
+    check_level("confidence", confidence)
+    check_level("margin", margin)
+    for counts in (*base.values(), *candidate.values()):
+        if counts.replicas:
+            check_counts(counts.passes, counts.replicas)
+    judged = {name for name, c in base.items() if c.replicas}
+    offered = {name for name, c in candidate.items() if c.replicas}
+    shared = sorted(judged & offered)
+    if not shared:
+        raise ValueError("the two runs share no cell with judged replicas: nothing to compare")
+    alpha = tail_alpha(confidence, "two")
+    tests = [fisher_exact(base[name], candidate[name]) for name in shared]
+    adjusted = holm([one for one, _ in tests])
+    cells = tuple(
+        _change(name, base[name], candidate[name], test, adj, confidence, alpha, margin)
+        for name, test, adj in zip(shared, tests, adjusted, strict=True)
+    )
+    missing, new = tuple(sorted(judged - offered)), tuple(sorted(offered - judged))
+    verdict, reason = _verdict(cells, missing, alpha, margin, confidence)
+    return Comparison(
+        verdict=verdict,
+        reason=reason,
+        confidence=confidence,
+        alpha=alpha,
+        margin=margin,
+        cells=cells,
+        only_in_base=missing,
+        only_in_candidate=new,
+    )
+
+
+def _change(
+    name: str,
+    base: Counts,
+    cand: Counts,
+    test: tuple[float, float],
+    adjusted: float,
+    confidence: float,
+    alpha: float,
+    margin: float,
+) -> CellChange:
+    low, high = newcombe(base, cand, confidence)
+    status: Status = "regressed" if adjusted <= alpha else "non_inferior" if low >= -margin else "inconclusive"
+    base_rate, cand_rate = base.passes / base.replicas, cand.passes / cand.replicas
+    return CellChange(
+        cell=name,
+        base=base,
+        candidate=cand,
+        base_rate=base_rate,
+        candidate_rate=cand_rate,
+        change=cand_rate - base_rate,
+        change_low=low,
+        change_high=high,
+        p_regression=test[0],
+        p_two_sided=test[1],
+        p_adjusted=adjusted,
+        status=status,
+    )
+
+
+def _verdict(
+    cells: tuple[CellChange, ...], missing: tuple[str, ...], alpha: float, margin: float, confidence: float
+) -> tuple[CompareVerdict, str]:
+    regressed = [c for c in cells if c.status == "regressed"]
+    if regressed:
+        worst = ", ".join(
+            f"{c.cell} {c.base_rate:.2f} -> {c.candidate_rate:.2f} (p={c.p_adjusted:.2g})"
+            for c in sorted(regressed, key=lambda c: c.p_adjusted)[:3]
+        )
+        more = f" and {len(regressed) - 3} more" if len(regressed) > 3 else ""
+        test = f"Holm-adjusted one-sided Fisher p <= {alpha:g}"
+        return "block", f"{len(regressed)} of {len(cells)} cells regressed ({test}): {worst}{more}"
+    open_cells = [c for c in cells if c.status == "inconclusive"]
+    if not open_cells and not missing:
+        return "pass", (
+            f"no cell regressed; all {len(cells)} cells within {margin:g} of the baseline "
+            f"({percent(confidence)} Newcombe intervals)"
+        )
+    parts = []
+    if open_cells:
+        parts.append(f"{len(open_cells)} of {len(cells)} cells could have dropped by more than {margin:g}")
+    if missing:
+        parts.append(f"{len(missing)} baseline cells missing from the candidate")
+    return "inconclusive", "no cell regressed, but " + " and ".join(parts)

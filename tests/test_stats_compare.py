@@ -1,0 +1,120 @@
+"""Baseline vs candidate: Fisher's exact test, Newcombe's interval and Holm by hand; the verdict's three outcomes."""
+
+from __future__ import annotations
+
+from math import comb
+
+import pytest
+
+from flakeproxy.stats_compare import Counts, compare_runs, fisher_exact, holm, newcombe
+
+
+def c(passes: int, replicas: int) -> Counts:
+    return Counts(passes=passes, replicas=replicas)
+
+
+@pytest.mark.parametrize(
+    ("base", "cand", "one_sided", "two_sided"),
+    [
+        # Fisher's lady tasting tea (Fisher 1935): 4 of 4 vs 0 of 4; the one table as extreme is 1 of C(8, 4) = 70
+        (c(4, 4), c(0, 4), 1 / 70, 2 / 70),
+        # 10/10 vs 5/10: X (baseline passes) given 15 passes of 20; P(X = 10) = C(15, 10) C(5, 0) / C(20, 10)
+        # = 3003 / 184756, and X = 5 is as probable: two-sided 6006 / 184756
+        (c(10, 10), c(5, 10), 3003 / 184756, 6006 / 184756),
+        # 5/10 vs 5/10: the observed table is the likeliest, so two-sided is 1; by symmetry of
+        # sum_x C(10, x)^2 = C(20, 10), P(X >= 5) = (C(20, 10) + C(10, 5)^2) / 2 / C(20, 10)
+        (c(5, 10), c(5, 10), (184756 + 252**2) / 2 / 184756, 1.0),
+        # an improvement is no regression: P(X >= 0) = 1
+        (c(0, 4), c(4, 4), 1.0, 2 / 70),
+    ],
+)
+def test_fisher_exact_by_hand(base: Counts, cand: Counts, one_sided: float, two_sided: float) -> None:
+    assert fisher_exact(base, cand) == pytest.approx((one_sided, two_sided), rel=1e-12)
+    assert comb(20, 10) == 184756  # the denominators above
+
+
+@pytest.mark.parametrize(
+    ("base", "cand", "low", "high"),
+    [
+        # Newcombe (1998), Statistics in Medicine 17:873-890, Table II, method 10, examples (a), (b), (d)-(h);
+        # his difference is the first proportion minus the second, here candidate minus baseline
+        (c(48, 80), c(56, 70), 0.0524, 0.3339),
+        (c(3, 10), c(9, 10), 0.1705, 0.8090),
+        (c(0, 29), c(5, 56), -0.0381, 0.1926),
+        (c(0, 20), c(0, 10), -0.1611, 0.2775),
+        (c(0, 10), c(0, 10), -0.2775, 0.2775),
+        (c(0, 20), c(10, 10), 0.6791, 1.0),
+        (c(0, 10), c(10, 10), 0.6075, 1.0),
+    ],
+)
+def test_newcombe_against_the_published_table(base: Counts, cand: Counts, low: float, high: float) -> None:
+    assert newcombe(base, cand) == pytest.approx((low, high), abs=5e-5)
+
+
+def test_holm_by_hand() -> None:
+    # sorted 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1 = 0.02, 0.03, 0.06, 0.04 -> running max 0.06 for the last
+    assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])
+    assert holm([]) == []
+
+
+def test_a_significant_drop_blocks_with_its_numbers() -> None:
+    base = {"completes @ tool-503": c(30, 30), "no_pii @ tool-503": c(30, 30), "completes @ calm": c(29, 30)}
+    cand = {"completes @ tool-503": c(12, 30), "no_pii @ tool-503": c(30, 30), "completes @ calm": c(30, 30)}
+    result = compare_runs(base, cand)
+    # Fisher one-sided for 30/30 vs 12/30: P(X = 30 | 42 passes of 60) = C(42, 30) / C(60, 30); Holm x 3
+    p = comb(42, 30) / comb(60, 30)
+    drop = next(cell for cell in result.cells if cell.cell == "completes @ tool-503")
+    assert (drop.p_regression, drop.p_adjusted, drop.status) == (pytest.approx(p), pytest.approx(3 * p), "regressed")
+    assert (drop.base_rate, drop.candidate_rate, drop.change) == (1.0, 0.4, pytest.approx(-0.6))
+    assert drop.change_low < -0.4 < drop.change_high < 0
+    assert result.verdict == "block"
+    assert result.reason == (
+        "1 of 3 cells regressed (Holm-adjusted one-sided Fisher p <= 0.025): completes @ tool-503 1.00 -> 0.40 "
+        f"(p={3 * p:.2g})"
+    )
+
+
+def test_enough_replicas_and_no_drop_pass() -> None:
+    """200/200 both sides: Wilson's lower bound 200 / 203.84 = 0.9812, so the change's lower bound is -0.019."""
+    same = {"a @ s1": c(200, 200), "b @ s1": c(195, 200)}
+    result = compare_runs(same, dict(same) | {"new @ s2": c(3, 10)})
+    assert result.verdict == "pass"
+    assert result.reason == "no cell regressed; all 2 cells within 0.1 of the baseline (95% Newcombe intervals)"
+    assert result.only_in_candidate == ("new @ s2",) and result.only_in_base == ()
+
+
+def test_too_few_replicas_are_inconclusive_not_a_pass() -> None:
+    same = {"a @ s1": c(10, 10), "b @ s1": c(10, 10)}
+    result = compare_runs(same, same)
+    assert (result.verdict, result.reason) == (
+        "inconclusive",
+        "no cell regressed, but 2 of 2 cells could have dropped by more than 0.1",
+    )
+
+
+def test_a_baseline_cell_missing_from_the_candidate_keeps_it_from_passing() -> None:
+    base = {"a @ s1": c(200, 200), "b @ s2": c(200, 200), "c @ s3": c(5, 5)}
+    cand = {"a @ s1": c(200, 200), "c @ s3": c(0, 0)}  # s2 not run; s3 judged no replica
+    result = compare_runs(base, cand)
+    assert result.verdict == "inconclusive" and result.only_in_base == ("b @ s2", "c @ s3")
+    assert result.reason == "no cell regressed, but 2 baseline cells missing from the candidate"
+
+
+@pytest.mark.parametrize(
+    ("base", "cand", "message"),
+    [
+        ({"a": c(3, 3)}, {"b": c(3, 3)}, "share no cell with judged replicas: nothing to compare"),
+        ({"a": c(0, 0)}, {"a": c(3, 3)}, "share no cell with judged replicas"),
+        ({"a": c(4, 3)}, {"a": c(3, 3)}, "between 0 and the 3 replicas, got 4"),
+    ],
+)
+def test_nothing_to_compare_is_an_error(base: dict[str, Counts], cand: dict[str, Counts], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        compare_runs(base, cand)
+
+
+def test_the_same_counts_never_block() -> None:
+    for k in range(0, 31, 3):
+        cells = {f"cell{i}": c(k, 30) for i in range(5)}
+        assert compare_runs(cells, cells).verdict != "block"
