@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Sequence
 
 
-def spread(count: int, types: list[str], seed: int, prompt_index: int) -> dict[str, int]:
+def spread(count: int, types: Sequence[str], seed: int, prompt_index: int) -> dict[str, int]:
     """How many mutations of each type (in the order of `types`) one golden prompt gets; they sum to count."""
     if not types:
         return {}
