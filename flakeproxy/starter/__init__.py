@@ -36,7 +36,7 @@ class Starter(BaseModel):
 def starter(answers: Answers, path: str) -> Starter:
     """The config text for these answers (validated: a failure is a bug, raised as one), and what to print."""
     plan = layout(answers)
-    text = render_config(answers, plan)
+    text = render_config(answers, plan, path)
     config = parse_config(text, path)  # it must validate as written
     assert config.contract is not None
     summary = (

@@ -19,13 +19,15 @@ def _flow(fields: dict[str, str]) -> str:
     return "{" + ", ".join(f"{k}: {q(v) if k in ('path', 'upstream', 'host') else v}" for k, v in fields.items()) + "}"
 
 
-def _header(answers: Answers, layout: Layout) -> list[str]:
+def _header(answers: Answers, path: str) -> list[str]:
     apis = ", ".join(dict.fromkeys(answers.providers))
     tools = f" and {len(answers.tools)} tool API{'s' if len(answers.tools) != 1 else ''}" if answers.tools else ""
+    kind = {"http": "an HTTP", "command": "a command", "python": "a Python"}[answers.agent_type]
+    option = "" if path == "flakeproxy.yaml" else f" -c {path}"
     return [
-        f"# flakeproxy.yaml, written by `flakeproxy init`: a {answers.agent_type} agent that calls {apis}{tools}.",
-        "# Check it:  flakeproxy contract validate   (cells, agent invocations, warnings)",
-        "# Run it:    flakeproxy contract run        (starts the proxy; results in run.output)",
+        f"# Written by `flakeproxy init`: {kind} agent that calls {apis}{tools}.",
+        f"# Check it:  flakeproxy contract validate{option}   (cells, agent invocations, warnings)",
+        f"# Run it:    flakeproxy contract run{option}        (starts the proxy; results in run.output)",
         "# Every key: `flakeproxy schema` (JSON Schema for editors) and the README's config section.",
         'version: "2.0"',
         "",
@@ -99,11 +101,11 @@ def _targets(layout: Layout) -> list[str]:
     return [*lines, ""]
 
 
-def render_config(answers: Answers, layout: Layout) -> str:
-    """The whole annotated config text."""
+def render_config(answers: Answers, layout: Layout, path: str = "flakeproxy.yaml") -> str:
+    """The whole annotated config text (path: where it goes, for the commands its header shows)."""
     prompts = [f"  - {q(p)}" for p in answers.prompts]
     lines = [
-        *_header(answers, layout),
+        *_header(answers, path),
         *_agent(answers, layout),
         *_proxy(layout),
         *_targets(layout),

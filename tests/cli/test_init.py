@@ -39,7 +39,8 @@ def test_yes_writes_a_config_that_validates_at_once(tmp_path: Path, capsys: pyte
     assert "  OPENAI_BASE_URL=http://127.0.0.1:8701/v1\n" in out
     assert f"  flakeproxy contract run -c {path}" in out
     text = path.read_text()
-    assert text.startswith("# flakeproxy.yaml, written by `flakeproxy init`") and text.count("\n#") >= 5
+    assert text.startswith("# Written by `flakeproxy init`: an HTTP agent that calls openai.\n")
+    assert f"# Run it:    flakeproxy contract run -c {path}  " in text and text.count("\n#") >= 5
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
