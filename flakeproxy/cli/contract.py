@@ -13,7 +13,7 @@ from flakeproxy.cli.options import config_option, formats_option, record_option
 from flakeproxy.cli.running import run_and_report
 from flakeproxy.cli.written import say_written
 from flakeproxy.config import load_config
-from flakeproxy.config.warnings import config_warnings
+from flakeproxy.config.can_fail import validate_warnings
 from flakeproxy.contract import plan_contract
 from flakeproxy.plan import parse_shard
 from flakeproxy.reports import DEFAULT_FORMATS, parse_formats
@@ -30,7 +30,7 @@ def contract() -> None:
 def validate_contract(config_path: str) -> None:
     """Validate the config and check everything `contract run` checks before it starts; print warnings."""
     config = load_config(config_path)
-    for warning in config_warnings(config):
+    for warning in validate_warnings(config):
         click.echo(f"warning: {warning}", err=True)
     plan = plan_contract(config, config_path)
     click.echo(

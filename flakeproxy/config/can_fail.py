@@ -11,6 +11,7 @@ judges the faults, not the agent.)
 from __future__ import annotations
 
 from flakeproxy.config.model import FlakeproxyConfig
+from flakeproxy.config.warnings import config_warnings
 
 #: The fix, said once wherever a run cannot fail.
 FIX = "mark the rules that must hold severity: critical, or set scoring.min_resilience (0-100, e.g. 80)"
@@ -59,3 +60,9 @@ def cannot_fail_warnings(config: FlakeproxyConfig) -> list[str]:
             "scoring.min_overall (0-100, e.g. 80) or add a contract with a critical invariant"
         ]
     return []
+
+
+def validate_warnings(config: FlakeproxyConfig) -> list[str]:
+    """What `validate` and `contract validate` print: every config warning, then whether the run can fail (a run
+    does not repeat this one at its start: its verdict line says it)."""
+    return config_warnings(config) + cannot_fail_warnings(config)

@@ -7,7 +7,6 @@ import re
 from collections.abc import Iterator
 
 from flakeproxy.config.base import glob_matches
-from flakeproxy.config.can_fail import cannot_fail_warnings
 from flakeproxy.config.model import FlakeproxyConfig
 from flakeproxy.config.proxy import is_loopback_host, split_host_port
 from flakeproxy.config.yamlsource import format_path
@@ -178,5 +177,4 @@ def config_warnings(config: FlakeproxyConfig) -> list[str]:
         + unused_slots(config)
         + forward_proxy(config)
         + forward_without_token(config)
-        + cannot_fail_warnings(config)
     )

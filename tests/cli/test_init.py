@@ -15,7 +15,7 @@ import pytest
 
 from flakeproxy.cli.main import main
 from flakeproxy.config import load_config
-from flakeproxy.config.warnings import config_warnings
+from flakeproxy.config.can_fail import validate_warnings
 from flakeproxy.starter import PROVIDERS
 
 
@@ -34,7 +34,7 @@ def test_yes_writes_a_config_that_validates_at_once(tmp_path: Path, capsys: pyte
     assert config.agent is not None and config.agent.type == "http" and config.contract is not None
     assert [s.name for s in config.matrix] == ["no-chaos", "llm-rate-limited", "llm-down", "llm-truncated", "llm-slow"]
     assert config.targets["openai"].api == "openai" and config.proxy.listeners[0].upstream == "https://api.openai.com"
-    assert config.scoring.min_resilience == 80 and config_warnings(config) == []  # a gate that can fail
+    assert config.scoring.min_resilience == 80 and validate_warnings(config) == []  # a gate that can fail
     assert out.splitlines()[0].startswith(f"wrote {path}: http agent, 1 LLM API(s), 0 tool API(s); 6 invariants x 5")
     assert "  OPENAI_BASE_URL=http://127.0.0.1:8701/v1\n" in out
     assert f"  flakeproxy contract run -c {path}" in out
@@ -60,7 +60,7 @@ def test_every_agent_type_provider_and_mode_validates(
     assert config.targets[target].api == provider
     assert {"tools_example_com", "tool_127_0_0_1"} <= set(config.targets)
     assert len(config.matrix) == 5 and config.matrix[-1].name == "tool-down"
-    assert [w for w in config_warnings(config) if not w.startswith("proxy.forward")] == []
+    assert [w for w in validate_warnings(config) if not w.startswith("proxy.forward")] == []
     if mode == "--forward":
         assert config.proxy.forward == "127.0.0.1:8700" and config.proxy.listeners == []
         assert config.targets[target].listener == "forward" and config.targets[target].host

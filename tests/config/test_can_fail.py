@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from flakeproxy.config import parse_config
-from flakeproxy.config.can_fail import why_ci_cannot_fail, why_contract_cannot_fail
-from flakeproxy.config.warnings import config_warnings
+from flakeproxy.config.can_fail import validate_warnings, why_ci_cannot_fail, why_contract_cannot_fail
 from tests.config.base_config import BASE, edit
 
 # BASE's critical invariant demoted: high and medium only, no threshold.
@@ -25,7 +24,7 @@ WARNING = (
 
 
 def warnings(text: str) -> list[str]:
-    return config_warnings(parse_config(text))
+    return validate_warnings(parse_config(text))
 
 
 def test_the_zero_percent_pass_contract_gets_the_warning() -> None:
