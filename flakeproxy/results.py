@@ -142,6 +142,9 @@ class Score(Model):
     verdict: Literal["PASS", "FAIL"]
     reasons: list[str] = Field(default_factory=list, description="Why it failed.")
     counts: dict[str, int] = Field(default_factory=dict)
+    cannot_fail: str | None = Field(
+        None, description="Set when nothing judged could make this run FAIL (no critical invariant, no threshold): why."
+    )
 
 
 class PillarItem(Model):
@@ -202,6 +205,7 @@ class CiResult(Model):
     passed: bool = False
     verdict: Literal["PASS", "FAIL"] = "FAIL"
     reasons: list[str] = Field(default_factory=list)
+    cannot_fail: str | None = Field(None, description="Set when nothing judged could make ci FAIL: why.")
 
 
 class ShardInfo(Model):

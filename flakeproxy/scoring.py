@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from flakeproxy.config import FlakeproxyConfig
+from flakeproxy.config.can_fail import why_contract_cannot_fail
 from flakeproxy.errors import ConfigError
 from flakeproxy.invariants import SEVERITY_WEIGHTS
 from flakeproxy.results import CellResult, Composite, ScenarioCoverage, Score
@@ -85,9 +86,11 @@ def score_cells(
 
 
 def score_contract(config: FlakeproxyConfig, cells: list[CellResult], coverage: list[ScenarioCoverage]) -> Score:
-    """The contract's score from its config: composites only when weights, gates or pass_threshold are set."""
+    """The contract's score from its config: composites only when weights, gates or pass_threshold are set; and
+    whether anything judged could have failed it."""
     assert config.contract is not None
     invariants, scoring = config.contract.invariants, config.scoring
     weighted = scoring.pass_threshold is not None or any(i.weight != 1.0 or i.gate for i in invariants)
     weights = {i.id: (i.weight, i.gate) for i in invariants} if weighted else None
-    return score_cells(cells, scoring.min_resilience, weights, scoring.pass_threshold, coverage)
+    score = score_cells(cells, scoring.min_resilience, weights, scoring.pass_threshold, coverage)
+    return score.model_copy(update={"cannot_fail": why_contract_cannot_fail(config)})

@@ -10,6 +10,7 @@ import asyncio
 from pathlib import Path
 
 from flakeproxy.config import FlakeproxyConfig
+from flakeproxy.config.can_fail import why_ci_cannot_fail
 from flakeproxy.errors import ConfigError
 from flakeproxy.mutations import Mutation, MutationSet, mutations_for
 from flakeproxy.pillars import CALM, chaos_pillar, combine, mutation_pillar
@@ -65,7 +66,8 @@ class CiRun(ContractRun):
         contract, contract_passed = await self._contract(runner, limit)
         pillars.insert(0, contract)
         pillars.append(await self._replay(runner))
-        self.result.ci = combine(pillars, self.min_overall, contract_passed)
+        ci = combine(pillars, self.min_overall, contract_passed)
+        self.result.ci = ci.model_copy(update={"cannot_fail": why_ci_cannot_fail(self.config, self.min_overall)})
 
     async def _replay(self, runner: EpisodeRunner) -> PillarResult:
         weight = self.config.scoring.weights.replay

@@ -9,6 +9,7 @@ import click
 
 from flakeproxy.cli.options import config_option, formats_option
 from flakeproxy.cli.running import run_and_report
+from flakeproxy.cli.written import say_written
 from flakeproxy.config import load_config
 from flakeproxy.reports import parse_formats
 from flakeproxy.results import RunResult
@@ -48,6 +49,7 @@ def ci(config_path: str, output: str | None, min_score: float | None, quiet: boo
 
     result = run_and_report(start, out, wanted, quiet)
     click.echo(render(result))
+    say_written(out, wanted, [out / "mutations.json"] if config.mutations is not None else [])
     raise SystemExit(0 if result.ci is not None and result.ci.passed else 1)
 
 

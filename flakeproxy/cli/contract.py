@@ -11,8 +11,9 @@ import click
 
 from flakeproxy.cli.options import config_option, formats_option, record_option
 from flakeproxy.cli.running import run_and_report
+from flakeproxy.cli.written import say_written
 from flakeproxy.config import load_config
-from flakeproxy.config.warnings import config_warnings
+from flakeproxy.config.can_fail import validate_warnings
 from flakeproxy.contract import plan_contract
 from flakeproxy.plan import parse_shard
 from flakeproxy.reports import DEFAULT_FORMATS, parse_formats
@@ -29,7 +30,7 @@ def contract() -> None:
 def validate_contract(config_path: str) -> None:
     """Validate the config and check everything `contract run` checks before it starts; print warnings."""
     config = load_config(config_path)
-    for warning in config_warnings(config):
+    for warning in validate_warnings(config):
         click.echo(f"warning: {warning}", err=True)
     plan = plan_contract(config, config_path)
     click.echo(
@@ -48,7 +49,8 @@ def _run(
     formats: str = ",".join(DEFAULT_FORMATS),
     shard: tuple[int, int] | None = None,
     record: Path | None = None,
-) -> RunResult:
+) -> tuple[RunResult, Path, list[str]]:
+    """The run, the folder it wrote into, and the reports written there."""
     from flakeproxy.runner.engine import run_contract_async
 
     wanted = [] if shard is not None else parse_formats(formats)  # a shard's reports come from the merge
@@ -62,7 +64,7 @@ def _run(
         result: RunResult = await run_contract_async(config, config_path, out, progress, shard, record)
         return result
 
-    return run_and_report(start, out, wanted, quiet)
+    return run_and_report(start, out, wanted, quiet), out, wanted
 
 
 def _exit(result: RunResult) -> None:
@@ -140,14 +142,19 @@ def run_contract_command(
     from flakeproxy.reports.terminal import render
 
     part = _shard(shard, shards)
-    result = _run(config_path, output, seed, concurrency, quiet=False, formats=formats, shard=part, record=record)
+    result, out, wanted = _run(
+        config_path, output, seed, concurrency, quiet=False, formats=formats, shard=part, record=record
+    )
+    sessions = [record] if record is not None and record.exists() else []
     if part is not None:
         click.echo(
             f"shard {part[0]}/{part[1]}: ran {len(result.episodes)} episodes; combine the {part[1]} shards' "
             "results.json with: flakeproxy merge -c CONFIG DIR..."
         )
+        say_written(out, wanted, sessions)
         raise SystemExit(0)
     click.echo(render(result))
+    say_written(out, wanted, sessions)
     _exit(result)
 
 
@@ -157,7 +164,8 @@ def score_command(
     config_path: str, output: str | None, seed: int | None, concurrency: int | None, formats: str
 ) -> None:
     """Run the contract and print the resilience score alone (e.g. 87.5); exit codes as `contract run`."""
-    result = _run(config_path, output, seed, concurrency, quiet=True, formats=formats)
+    result, out, wanted = _run(config_path, output, seed, concurrency, quiet=True, formats=formats)
     assert result.score is not None
     click.echo(f"{result.score.resilience:.1f}")
+    say_written(out, wanted)
     _exit(result)

@@ -27,6 +27,8 @@ def demo(output: str, quiet: bool) -> None:
 
     Exits 0 when the careful agent passes and the naive one fails, as they should.
     """
+    from flakeproxy.cli.written import say_written
+    from flakeproxy.reports import DEFAULT_FORMATS
     from flakeproxy.runner.demo.world import run_demo_sync
 
     results = run_demo_sync(Path(output), click.echo, lambda line: None if quiet else click.echo(line, err=True))
@@ -35,6 +37,9 @@ def demo(output: str, quiet: bool) -> None:
     click.echo(
         f"\ncareful agent: ci overall {careful.ci.overall:.1f}% {careful.ci.verdict} (contract "
         f"{careful.score.resilience:.1f}%); naive agent: ci overall {naive.ci.overall:.1f}% {naive.ci.verdict} "
-        f"(contract {naive.score.resilience:.1f}%). Results in {output}/*/results.json"
+        f"(contract {naive.score.resilience:.1f}%)"
     )
+    for name in results:  # each agent's folder: its generated config, results, reports and mutations
+        folder = Path(output) / name
+        say_written(folder, DEFAULT_FORMATS, [folder / "flakeproxy.yaml", folder / "mutations.json"])
     raise SystemExit(0 if careful.ci.passed and not naive.ci.passed else 1)

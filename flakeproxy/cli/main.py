@@ -11,6 +11,7 @@ from flakeproxy.cli.ca import ca
 from flakeproxy.cli.ci import ci, profiles
 from flakeproxy.cli.contract import contract
 from flakeproxy.cli.demo import demo
+from flakeproxy.cli.init import init
 from flakeproxy.cli.merge import merge
 from flakeproxy.cli.mock import mock
 from flakeproxy.cli.proxy import proxy
@@ -41,6 +42,7 @@ def cli() -> None:
     """
 
 
+cli.add_command(init)
 cli.add_command(validate)
 cli.add_command(schema)
 cli.add_command(contract)

@@ -8,6 +8,7 @@ import click
 
 from flakeproxy.cli.options import config_option, formats_option
 from flakeproxy.cli.running import write_reports
+from flakeproxy.cli.written import say_written
 from flakeproxy.config import load_config
 from flakeproxy.reports import parse_formats
 
@@ -37,4 +38,5 @@ def merge(config_path: str, shards: tuple[str, ...], output: str | None, formats
     write(merged, out)
     write_reports(out, wanted, merged)
     click.echo(render(merged))
+    say_written(out, wanted)
     raise SystemExit(0 if merged.score is not None and merged.score.passed else 1)

@@ -9,6 +9,7 @@ import click
 
 from flakeproxy.cli.options import config_option, formats_option
 from flakeproxy.cli.running import run_and_report
+from flakeproxy.cli.written import say_written
 from flakeproxy.config import load_config
 from flakeproxy.reports import parse_formats
 from flakeproxy.results import RunResult
@@ -64,13 +65,15 @@ def run_command(
         result: RunResult = await run_replay_async(config, config_path, out, progress, paths)
         return result
 
-    result = run_and_report(start, out, parse_formats(formats), quiet)
+    wanted = parse_formats(formats)
+    result = run_and_report(start, out, wanted, quiet)
     assert result.replay is not None
     for s in result.replay.sessions:
         same = {True: "; answer as recorded", False: "; answer differs from the recording", None: ""}
         click.echo(f"{s.outcome.upper():5} {s.session}: {s.reason}{same[s.answer_matches_recording]}")
     score = "n/a" if result.replay.score is None else f"{result.replay.score:.1f}%"
     click.echo(f"replay score {score} {result.replay.verdict}: {result.replay.summary}; results in {out}")
+    say_written(out, wanted)
     raise SystemExit(0 if result.replay.passed else 1)
 
 

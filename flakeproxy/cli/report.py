@@ -55,4 +55,4 @@ def report(results: Path, fmt: str, output: Path | None) -> None:
         return
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(text, encoding="utf-8")
-    click.echo(f"{output}: {fmt} report of {results}", err=True)
+    click.echo(f"wrote {output} ({fmt} report of {results})", err=True)

@@ -6,7 +6,7 @@ import click
 
 from flakeproxy.cli.options import config_option
 from flakeproxy.config import FlakeproxyConfig, load_config
-from flakeproxy.config.warnings import config_warnings
+from flakeproxy.config.can_fail import validate_warnings
 
 
 def summary(config: FlakeproxyConfig) -> str:
@@ -29,7 +29,7 @@ def summary(config: FlakeproxyConfig) -> str:
 def validate(config_path: str) -> None:
     """Validate a flakeproxy.yaml: keys, types, fault modes, invariants, and cross-references."""
     config = load_config(config_path)
-    for warning in config_warnings(config):
+    for warning in validate_warnings(config):
         click.echo(f"warning: {warning}", err=True)
     replays = ""
     if config.replays is not None:  # its session files too: a broken one would fail ci and replay run (exit 2)

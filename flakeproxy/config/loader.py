@@ -15,15 +15,24 @@ from flakeproxy.errors import ConfigError
 
 #: The largest config read: a config is a few KiB; recorded sessions belong in files (replays.sources).
 MAX_CONFIG_BYTES = MIB
+#: What -c defaults to, in the working directory.
+DEFAULT_CONFIG = "flakeproxy.yaml"
 
 
 def load_config(path: str | os.PathLike[str], environ: dict[str, str] | None = None) -> FlakeproxyConfig:
     """Load and validate a flakeproxy.yaml; raise ConfigError naming file, line, key path and fix."""
     name = str(path)
     if not Path(path).exists():
-        raise ConfigError(f"{name}: file not found; pass -c FILE or create flakeproxy.yaml")
+        raise ConfigError(missing_config(name))
     text = read_text(Path(path), "config", MAX_CONFIG_BYTES)  # a regular file, bounded: refused at once if huge
     return parse_config(text, name, environ)
+
+
+def missing_config(name: str) -> str:
+    """The one line for a config that is not there: how to make one (`flakeproxy init`) or point at another."""
+    if name == DEFAULT_CONFIG:
+        return f"no {DEFAULT_CONFIG} here: create one with `flakeproxy init`, or pass -c FILE"
+    return f"{name}: file not found; check the path, or create it with `flakeproxy init -c {name}`"
 
 
 def parse_config(text: str, name: str = "<string>", environ: dict[str, str] | None = None) -> FlakeproxyConfig:

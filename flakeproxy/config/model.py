@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from flakeproxy.config.agent import Agent
+from flakeproxy.config.anchor import name_run_invariants
 from flakeproxy.config.base import StrictModel
 from flakeproxy.config.contract import Contract, spec_mapping
 from flakeproxy.config.crosscheck import CrossCheckError, cross_check
@@ -65,7 +66,7 @@ class FlakeproxyConfig(StrictModel):
     @field_validator("invariants", mode="before")
     @classmethod
     def _spec_mapping(cls, value: Any) -> Any:
-        return spec_mapping(value)
+        return name_run_invariants(spec_mapping(value))  # the anchor's run invariants have no id
 
     @model_validator(mode="after")
     def _cross_check(self) -> FlakeproxyConfig:

@@ -97,7 +97,11 @@ class MutationsConfig(StrictModel):
     """The mutation pillar: variants of each golden prompt, generated once from run.seed and cached."""
 
     count: int = Field(
-        15, ge=1, le=200, description="Mutations per golden prompt, spread evenly over types (at least 1 each)."
+        15,
+        ge=1,
+        le=200,
+        description="Exactly this many mutations per golden prompt, spread over the types that can run: count // n "
+        "each, and one more for count % n of them drawn with run.seed (the same seed, the same types).",
     )
     types: list[MutationType] = Field(
         default_factory=lambda: [*RULE_TYPES, *LLM_TYPES],

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
+from flakeproxy.config.anchor import flat_weights
 from flakeproxy.config.base import HostPort, HttpUrl, StrictModel
 
 
@@ -56,9 +57,18 @@ class ScoringWeights(StrictModel):
 
 
 class ScoringConfig(StrictModel):
-    weights: ScoringWeights = Field(default_factory=ScoringWeights)
+    weights: ScoringWeights = Field(
+        default_factory=ScoringWeights,
+        description="The ci pillars' weights; also accepted flat, as the anchor writes them: scoring: {mutation: "
+        "0.2, chaos: 0.35, contract: 0.35, replay: 0.1}.",
+    )
     min_resilience: float | None = Field(
-        None, ge=0.0, le=100.0, description="Fail (exit 1) when the resilience score is below this."
+        None,
+        ge=0.0,
+        le=100.0,
+        description="Fail (exit 1) when the resilience score (0-100) is below this. Without it, only a critical "
+        "invariant (or a gate, or pass_threshold) can fail a run: a contract of high/medium/low invariants "
+        "PASSes even at 0%, and validate warns.",
     )
     pass_threshold: float | None = Field(
         None, ge=0.0, le=1.0, description="Fail when the composite score is below this."
@@ -68,6 +78,11 @@ class ScoringConfig(StrictModel):
     )
     replica_aggregation: Literal["all", "majority", "mean", "at_least_k", "pass_at_k"] = "all"
     k: int = Field(1, ge=1, description="For at_least_k and pass_at_k.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _flat_weights(cls, value: Any) -> Any:
+        return flat_weights(value)
 
 
 class SqlService(StrictModel):

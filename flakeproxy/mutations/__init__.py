@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import random
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from flakeproxy.config import FlakeproxyConfig
 from flakeproxy.config.pillars import LLM_TYPES, MutationsConfig
 from flakeproxy.mutations.llm import GenerationError, generate
 from flakeproxy.mutations.rules import CANARY, RULES
+from flakeproxy.mutations.spread import spread
 
 __all__ = ["CANARY", "RULES", "Mutation", "MutationSet", "mutations_for"]
 
@@ -47,21 +47,31 @@ def _seed(seed: int, prompt_index: int, kind: str, n: int) -> int:
 
 def _key(config: FlakeproxyConfig, mutations: MutationsConfig) -> str:
     model = config.model.model_dump(mode="json", exclude={"api_key"}) if config.model else None
-    parts = [config.run.seed, config.golden_prompts, mutations.model_dump(mode="json"), model]
+    # "spread-1": how count is spread over the types; a set cached before exact counts is made again
+    parts = [config.run.seed, config.golden_prompts, mutations.model_dump(mode="json"), model, "spread-1"]
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
 def generate_all(config: FlakeproxyConfig, mutations: MutationsConfig) -> MutationSet:
+    """Exactly mutations.count per golden prompt, spread over the types that can run (see spread.py); a type
+    that cannot run (LLM-written without model:, or its model failed) is listed in skipped with why."""
     out = MutationSet(key=_key(config, mutations))
     types = list(dict.fromkeys(mutations.types))
-    per_type = max(1, math.ceil(mutations.count / len(types)))
     for kind in types:
         if kind in LLM_TYPES and config.model is None:
             out.skipped[kind] = "LLM-generated: no model: endpoint configured"
+    runnable = [kind for kind in types if kind not in out.skipped]
+    shares = [spread(mutations.count, runnable, config.run.seed, i) for i in range(len(config.golden_prompts))]
+    for kind in runnable:
+        if not any(share[kind] for share in shares):
+            out.skipped[kind] = (
+                f"count {mutations.count} spread over {len(runnable)} types drew none of this type (run.seed "
+                f"{config.run.seed}); raise mutations.count or list fewer types"
+            )
             continue
         try:
             for index, prompt in enumerate(config.golden_prompts):
-                for n in range(per_type):
+                for n in range(shares[index][kind]):
                     seed = _seed(config.run.seed, index, kind, n)
                     if kind in LLM_TYPES:
                         assert config.model is not None

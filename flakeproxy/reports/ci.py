@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from flakeproxy.reports.facts import cannot_fail
 from flakeproxy.results import RunResult
 
 
@@ -27,7 +28,8 @@ def render_ci(result: RunResult) -> str:
         lines.append(f"weights: {ci.redistribution}")
     overall = f"{ci.overall:.1f}%" if ci.overall is not None else "n/a"
     minimum = f" (minimum {ci.min_overall:g})" if ci.min_overall is not None else ""
-    lines.append(f"overall {overall}{minimum}  {ci.verdict}")
+    gap = cannot_fail(result)
+    lines.append(f"overall {overall}{minimum}  {ci.verdict}" + (f"; {gap}" if gap else ""))
     lines += [f"  - {reason}" for reason in ci.reasons]
     if not ci.passed:
         lines.append(f"reproduce: the same config with run.seed: {result.seed} sends the same mutations and faults")

@@ -50,6 +50,14 @@ def headline(result: RunResult) -> tuple[str, str]:
     return score_text(result), "resilience score"
 
 
+def cannot_fail(result: RunResult) -> str | None:
+    """On a PASS that nothing judged could have turned into a FAIL, one sentence saying so; else None."""
+    why = result.ci.cannot_fail if result.ci is not None else result.score.cannot_fail if result.score else None
+    if why is None or verdict(result) != "PASS":
+        return None
+    return f"nothing judged could fail this run: {why}"
+
+
 def interruption(result: RunResult) -> str | None:
     """One sentence when the run did not finish, else None."""
     if result.complete:

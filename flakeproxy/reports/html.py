@@ -30,6 +30,8 @@ def _header(result: RunResult) -> str:
     )
     note = facts.interruption(result)
     banner = f'<p class="banner"><b>Interrupted.</b> {esc(note)}</p>' if note else ""
+    gap = facts.cannot_fail(result)
+    banner += f'<p class="banner"><b>This gate cannot fail.</b> {esc(gap)}.</p>' if gap else ""
     if facts.replay_only(result):
         return (
             top

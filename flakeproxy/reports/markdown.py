@@ -42,6 +42,9 @@ def _headline(result: RunResult) -> list[str]:
     note = facts.interruption(result)
     if note:
         lines += ["", f"> **Interrupted.** {escape(note)}"]
+    gap = facts.cannot_fail(result)
+    if gap:
+        lines += ["", f"> **This gate cannot fail.** {escape(gap)}."]
     return lines
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flakeproxy.reports.facts import interruption
+from flakeproxy.reports.facts import cannot_fail, interruption
 from flakeproxy.results import RunResult
 from flakeproxy.safe_text import visible
 
@@ -78,7 +78,8 @@ def _contract(result: RunResult) -> str:
         if score.composite:
             parts = ", ".join(f"{name} {part.composite:.2f}" for name, part in score.composite.items())
             lines.append(f"composite score by scenario: {parts}")
-        lines.append(f"resilience score {score.resilience:.1f}%  {score.verdict}")
+        gap = cannot_fail(result) if result.ci is None else None  # ci says it on its own overall line
+        lines.append(f"resilience score {score.resilience:.1f}%  {score.verdict}" + (f"; {gap}" if gap else ""))
         lines += [f"  - {reason}" for reason in score.reasons]
         if not score.passed:
             lines.append(f"reproduce: the same config with run.seed: {result.seed} replays the same faults")

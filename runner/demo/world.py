@@ -150,7 +150,7 @@ def demo_config(agent_url: str, upstream: str, ports: dict[str, int], out: Path)
         "chaos_matrix": MATRIX,
         "invariants": RUN_INVARIANTS,
         "chaos": {"profile": "api_outage"},
-        "mutations": {"count": 15},
+        "mutations": {"count": 11},  # one per rule-based type (the LLM-written ones need a model)
         "replays": {"sessions": [INCIDENT], "llm": "live"},
         "run": {"seed": 7, "concurrency": 1, "output": str(out)},
     }

@@ -40,7 +40,7 @@ def test_config_from_environment_variable() -> None:
 def test_default_config_name_is_flakeproxy_yaml(tmp_path: Path) -> None:
     out = run("validate", cwd=tmp_path, env={"PYTHONPATH": str(REPO)})
     assert out.returncode == 2
-    assert out.stderr == "error: flakeproxy.yaml: file not found; pass -c FILE or create flakeproxy.yaml\n"
+    assert out.stderr == "error: no flakeproxy.yaml here: create one with `flakeproxy init`, or pass -c FILE\n"
 
 
 def test_contract_validate_counts_cells() -> None:

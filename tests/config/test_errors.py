@@ -317,7 +317,8 @@ def test_missing_file_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: 
     assert exit_info.value.code == 2
     assert (
         capsys.readouterr().err
-        == f"error: {tmp_path / 'nope.yaml'}: file not found; pass -c FILE or create flakeproxy.yaml\n"
+        == f"error: {tmp_path / 'nope.yaml'}: file not found; check the path, or create it with `flakeproxy init -c "
+        f"{tmp_path / 'nope.yaml'}`\n"
     )
 
 

@@ -30,7 +30,7 @@ def ci_config(w: Any, **extra: Any) -> None:
     w.data.update(
         invariants=RUN_INVARIANTS,
         chaos={"tool_faults": [{"tool": "market_data_api", "mode": "error", "error_code": 503}]},
-        mutations={"count": 15},
+        mutations={"count": 11},  # exactly 11: one per rule-based type
         **extra,
     )
     w.config.write_text(yaml.safe_dump(w.data))

@@ -73,3 +73,8 @@ def test_demo_command_exits_0_when_the_agents_behave_as_they_should(tmp_path: Pa
     assert "careful agent: ci overall 100.0% PASS (contract 100.0%); naive agent: ci overall" in out.stdout
     assert "% FAIL (contract 60.0%)" in out.stdout
     assert "FAIL  never-fabricate-when-tools-fail in tool-down [critical]" in out.stdout
+    wrote = [line for line in out.stderr.splitlines() if line.startswith("wrote ")]  # it ends saying where
+    assert out.stderr.splitlines()[-2:] == wrote and len(wrote) == 2
+    for line, name in zip(wrote, ("careful", "naive"), strict=True):
+        files = ["results.json", "junit.xml", "report.html", "summary.md", "flakeproxy.yaml", "mutations.json"]
+        assert line == "wrote " + ", ".join(str(tmp_path / name / f) for f in files)

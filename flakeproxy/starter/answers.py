@@ -1,0 +1,127 @@
+"""What `flakeproxy init` asks: the agent, how to reach it, the LLM APIs and tool APIs it calls."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from flakeproxy.config.base import HttpUrl, ImportPath
+
+Provider = Literal["openai", "anthropic", "gemini", "openai-responses"]
+PROVIDERS: tuple[Provider, ...] = ("openai", "anthropic", "gemini", "openai-responses")
+AgentType = Literal["http", "command", "python"]
+DEFAULT_PROMPT = "What can you help me with?"
+DEFAULT_PROVIDERS: tuple[Provider, ...] = ("openai",)
+
+
+class ProviderWiring(BaseModel):
+    """Where a provider's API lives and how its SDKs are pointed elsewhere."""
+
+    model_config = ConfigDict(frozen=True)
+
+    upstream: str
+    host: str
+    listener: str = Field(description="openai and openai-responses share one listener (one OPENAI_BASE_URL).")
+    target: str
+    variable: str = Field(description="The base URL variable the provider's official SDKs read.")
+    suffix: str = Field("", description="What the SDK expects after the host in that variable.")
+    path: str = Field(description="Its requests' paths, to tell two APIs on one listener apart.")
+
+
+WIRING: dict[str, ProviderWiring] = {
+    "openai": ProviderWiring(
+        upstream="https://api.openai.com",
+        host="api.openai.com",
+        listener="openai",
+        target="openai",
+        variable="OPENAI_BASE_URL",
+        suffix="/v1",
+        path="/v1/chat/completions*",
+    ),
+    "openai-responses": ProviderWiring(
+        upstream="https://api.openai.com",
+        host="api.openai.com",
+        listener="openai",
+        target="openai_responses",
+        variable="OPENAI_BASE_URL",
+        suffix="/v1",
+        path="/v1/responses*",
+    ),
+    "anthropic": ProviderWiring(
+        upstream="https://api.anthropic.com",
+        host="api.anthropic.com",
+        listener="anthropic",
+        target="anthropic",
+        variable="ANTHROPIC_BASE_URL",
+        path="/v1/messages*",
+    ),
+    "gemini": ProviderWiring(
+        upstream="https://generativelanguage.googleapis.com",
+        host="generativelanguage.googleapis.com",
+        listener="gemini",
+        target="gemini",
+        variable="GOOGLE_GEMINI_BASE_URL",  # google-genai's client reads it
+        path="/*",
+    ),
+}
+
+
+class ToolApi(BaseModel):
+    """A tool API the agent calls, from its base URL."""
+
+    model_config = ConfigDict(frozen=True)
+
+    url: str
+    name: str
+    upstream: str = Field(description="scheme://host[:port]: where the listener forwards.")
+    host: str
+    path: str = Field(description="The base path ('' or '/v1'), kept by the agent after the listener's address.")
+
+
+class Answers(BaseModel):
+    """Everything `flakeproxy init` needs; each field is a flag of the command and a question on a terminal."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    agent_type: AgentType = "http"
+    endpoint: HttpUrl = "http://127.0.0.1:8000/chat"
+    command: list[str] = Field(default_factory=lambda: ["python", "agent.py"], min_length=1)
+    callable: ImportPath = "agent:run"
+    tool_callables: list[ImportPath] = Field(default_factory=list, description="python agents: tools to wrap.")
+    providers: list[Provider] = Field(default_factory=lambda: list(DEFAULT_PROVIDERS), min_length=1)
+    tools: list[str] = Field(default_factory=list, description="Base URLs of the tool APIs the agent calls.")
+    forward: bool = Field(False, description="The agent's base URLs cannot change: HTTPS_PROXY and the CA.")
+    prompts: list[str] = Field(default_factory=lambda: [DEFAULT_PROMPT], min_length=1)
+
+    def tool_apis(self) -> list[ToolApi]:
+        """Each tool base URL as a named API (names from the host, unique)."""
+        out: list[ToolApi] = []
+        for url in self.tools:
+            api = parse_tool_url(url)
+            name, n = api.name, 1
+            while name in {t.name for t in out} or name in {w.target for w in WIRING.values()}:
+                n += 1
+                name = f"{api.name}_{n}"
+            out.append(api.model_copy(update={"name": name}))
+        return out
+
+
+def parse_tool_url(url: str) -> ToolApi:
+    """A tool API's base URL (http(s)://HOST[:PORT][/PATH]); ValueError saying what is wrong."""
+    parts = urlsplit(url.strip())
+    bad = parts.query or parts.fragment or parts.username is not None
+    if parts.scheme not in ("http", "https") or not parts.hostname or bad:
+        raise ValueError(
+            f"{url!r} is not a base URL; give http(s)://HOST[:PORT][/PATH], e.g. https://tools.example.com/v1"
+        )
+    name = re.sub(r"[^a-z0-9]+", "_", parts.hostname.lower()).strip("_") or "tool"
+    return ToolApi(
+        url=url.strip(),
+        name=name if name[0].isalpha() else f"tool_{name}",
+        upstream=f"{parts.scheme}://{parts.netloc}",
+        host=parts.hostname.lower(),
+        path=parts.path.rstrip("/"),
+    )

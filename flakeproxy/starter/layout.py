@@ -1,0 +1,132 @@
+"""The proxy side of a starter config: listeners, targets, and what the agent must change to go through them.
+
+Reverse mode (the default): one listener per upstream, on 127.0.0.1:8701 and up, and the agent's base URLs
+point at them (plain HTTP to the proxy, no CA). Forward mode, for an agent whose URLs cannot change: one
+explicit-proxy listener (HTTPS_PROXY) on 127.0.0.1:8700, targets by host, and the agent trusts the proxy's CA.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from flakeproxy.starter.answers import WIRING, Answers
+
+ADMIN = "127.0.0.1:8790"
+FORWARD = "127.0.0.1:8700"
+FIRST_PORT = 8701
+CA_BUNDLE = "flakeproxy-ca-bundle.pem"
+CA_CERT = "flakeproxy-ca.pem"
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class Listener(Frozen):
+    name: str
+    listen: str
+    upstream: str
+
+
+class Target(Frozen):
+    name: str
+    fields: dict[str, str] = Field(description="listener, host, path, api: in this order, as written.")
+    llm: bool
+
+
+class Route(Frozen):
+    """One change in the agent: a variable to set, or a base URL to replace."""
+
+    variable: str | None = Field(None, description="e.g. OPENAI_BASE_URL; None: a tool's own base URL.")
+    value: str = Field(description="What to set it to (for a tool: its new base URL).")
+    placeholder: str | None = Field(None, description="The same in a command agent's env: {url:NAME}...")
+    was: str | None = Field(None, description="A tool's base URL before the change.")
+
+
+class Layout(Frozen):
+    listeners: list[Listener] = Field(default_factory=list)
+    forward: str | None = None
+    forward_allow: list[str] = Field(default_factory=list)
+    targets: list[Target] = Field(default_factory=list)
+    routes: list[Route] = Field(default_factory=list)
+
+    @property
+    def llm_targets(self) -> list[str]:
+        return [t.name for t in self.targets if t.llm]
+
+    @property
+    def tool_targets(self) -> list[str]:
+        return [t.name for t in self.targets if not t.llm]
+
+
+def _llm_targets(answers: Answers, listener_of: dict[str, str]) -> list[Target]:
+    both_openai = {"openai", "openai-responses"} <= set(answers.providers)
+    targets = []
+    for provider in dict.fromkeys(answers.providers):
+        w = WIRING[provider]
+        fields = {"listener": listener_of[w.listener]}
+        if answers.forward:
+            fields["host"] = w.host
+        if both_openai and w.listener == "openai":  # one listener, two APIs: told apart by path
+            fields["path"] = w.path
+        fields["api"] = provider
+        targets.append(Target(name=w.target, fields=fields, llm=True))
+    return targets
+
+
+def _private(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private
+
+
+def reverse_layout(answers: Answers) -> Layout:
+    listeners: list[Listener] = []
+    routes: list[Route] = []
+    for provider in dict.fromkeys(answers.providers):
+        w = WIRING[provider]
+        if w.listener not in [lst.name for lst in listeners]:
+            listen = f"127.0.0.1:{FIRST_PORT + len(listeners)}"
+            listeners.append(Listener(name=w.listener, listen=listen, upstream=w.upstream))
+            value, placeholder = f"http://{listen}{w.suffix}", f"{{url:{w.listener}}}{w.suffix}"
+            routes.append(Route(variable=w.variable, value=value, placeholder=placeholder))
+    targets = _llm_targets(answers, {lst.name: lst.name for lst in listeners})
+    for tool in answers.tool_apis():
+        listen = f"127.0.0.1:{FIRST_PORT + len(listeners)}"
+        listeners.append(Listener(name=tool.name, listen=listen, upstream=tool.upstream))
+        targets.append(Target(name=tool.name, fields={"listener": tool.name}, llm=False))
+        routes.append(
+            Route(value=f"http://{listen}{tool.path}", placeholder=f"{{url:{tool.name}}}{tool.path}", was=tool.url)
+        )
+    return Layout(listeners=listeners, targets=targets, routes=routes)
+
+
+def forward_layout(answers: Answers) -> Layout:
+    targets = _llm_targets(answers, {w.listener: "forward" for w in WIRING.values()})
+    allow = []
+    for tool in answers.tool_apis():
+        fields = {"listener": "forward", "host": tool.host, **({"path": f"{tool.path}/*"} if tool.path else {})}
+        targets.append(Target(name=tool.name, fields=fields, llm=False))
+        if _private(tool.host):  # the forward listener relays to loopback or private hosts only when told
+            allow.append(tool.host)
+    proxy = f"http://{FORWARD}"
+    routes = [Route(variable="HTTPS_PROXY", value=proxy)]
+    if any(t.url.startswith("http://") for t in answers.tool_apis()):
+        routes.append(Route(variable="HTTP_PROXY", value=proxy))
+    routes += [
+        Route(variable="SSL_CERT_FILE", value=CA_BUNDLE),  # Python: httpx, openai, anthropic
+        Route(variable="REQUESTS_CA_BUNDLE", value=CA_BUNDLE),  # Python: requests
+        Route(variable="NODE_EXTRA_CA_CERTS", value=CA_CERT),  # Node: added to its own roots
+    ]
+    return Layout(forward=FORWARD, forward_allow=list(dict.fromkeys(allow)), targets=targets, routes=routes)
+
+
+def layout(answers: Answers) -> Layout:
+    """The listeners, targets and agent changes for these answers."""
+    return forward_layout(answers) if answers.forward else reverse_layout(answers)

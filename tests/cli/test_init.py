@@ -1,0 +1,200 @@
+"""`flakeproxy init`: the config it writes validates as written, for every agent type and provider, in both
+modes; it says what to change in the agent; it refuses to overwrite; it asks only on a terminal."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from flakeproxy.cli.main import main
+from flakeproxy.config import load_config
+from flakeproxy.config.can_fail import validate_warnings
+from flakeproxy.starter import PROVIDERS
+
+
+def init(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as done:
+        main(["init", *args])
+    out = capsys.readouterr()
+    return int(done.value.code or 0), out.out, out.err
+
+
+def test_yes_writes_a_config_that_validates_at_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "flakeproxy.yaml"
+    code, out, err = init(capsys, "--yes", "-c", str(path))
+    assert code == 0 and err == ""
+    config = load_config(path)
+    assert config.agent is not None and config.agent.type == "http" and config.contract is not None
+    assert [s.name for s in config.matrix] == ["no-chaos", "llm-rate-limited", "llm-down", "llm-truncated", "llm-slow"]
+    assert config.targets["openai"].api == "openai" and config.proxy.listeners[0].upstream == "https://api.openai.com"
+    assert config.scoring.min_resilience == 80 and validate_warnings(config) == []  # a gate that can fail
+    assert out.splitlines()[0].startswith(f"wrote {path}: http agent, 1 LLM API(s), 0 tool API(s); 6 invariants x 5")
+    assert "  OPENAI_BASE_URL=http://127.0.0.1:8701/v1\n" in out
+    assert f"  flakeproxy contract run -c {path}" in out
+    text = path.read_text()
+    assert text.startswith("# Written by `flakeproxy init`: an HTTP agent that calls openai.\n")
+    assert f"# Run it:    flakeproxy contract run -c {path}  " in text and text.count("\n#") >= 5
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("agent", ["http", "command", "python"])
+@pytest.mark.parametrize("mode", ["--base-urls", "--forward"])
+def test_every_agent_type_provider_and_mode_validates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], agent: str, provider: str, mode: str
+) -> None:
+    path = tmp_path / "c.yaml"
+    extra = {"http": [], "command": ["--command", "node agent.js"], "python": ["--tool-callable", "agent:search"]}
+    args = ["-y", "-c", str(path), "--agent", agent, "--provider", provider, mode, *extra[agent]]
+    code, out, err = init(capsys, *args, "--tool", "https://tools.example.com/v1", "--tool", "http://127.0.0.1:9000")
+    assert (code, err) == (0, "")
+    config = load_config(path)
+    assert config.agent is not None and config.agent.type == agent
+    target = provider.replace("-", "_")
+    assert config.targets[target].api == provider
+    assert {"tools_example_com", "tool_127_0_0_1"} <= set(config.targets)
+    assert len(config.matrix) == 5 and config.matrix[-1].name == "tool-down"
+    assert [w for w in validate_warnings(config) if not w.startswith("proxy.forward")] == []
+    if mode == "--forward":
+        assert config.proxy.forward == "127.0.0.1:8700" and config.proxy.listeners == []
+        assert config.targets[target].listener == "forward" and config.targets[target].host
+        assert config.proxy.forward_allow == ["127.0.0.1"]  # the loopback tool is relayed only when allowed
+        assert "HTTPS_PROXY=http://127.0.0.1:8700" in out and "flakeproxy ca -c" in out and "--bundle" in out
+    else:
+        variable = {"openai": "OPENAI", "openai-responses": "OPENAI", "anthropic": "ANTHROPIC"}.get(provider)
+        assert f"{variable or 'GOOGLE_GEMINI'}_BASE_URL=" in out
+        assert "its base URL for https://tools.example.com/v1: http://127.0.0.1:8702/v1" in out
+    if agent == "command" and mode == "--base-urls":
+        assert config.agent.type == "command" and config.agent.command == ["node", "agent.js"]
+        assert any(v.startswith("{url:") for v in config.agent.env.values())
+
+
+def test_all_four_providers_at_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "c.yaml"
+    code, out, _ = init(capsys, "-y", "-c", str(path), "--provider", "openai,anthropic", "--provider", "gemini",
+                        "--provider", "openai-responses")  # fmt: skip
+    assert code == 0
+    config = load_config(path)
+    assert [t.api for t in config.targets.values()] == ["openai", "anthropic", "gemini", "openai-responses"]
+    # the two OpenAI APIs share one listener (one OPENAI_BASE_URL), told apart by path
+    assert config.targets["openai"].listener == config.targets["openai_responses"].listener == "openai"
+    assert (config.targets["openai"].path, config.targets["openai_responses"].path) == (
+        "/v1/chat/completions*",
+        "/v1/responses*",
+    )
+    assert [lst.name for lst in config.proxy.listeners] == ["openai", "anthropic", "gemini"]
+    assert out.count("_BASE_URL=") == 3
+
+
+def test_a_prompt_with_dollars_and_quotes_is_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "c.yaml"
+    prompt = 'Is "${HOME}" worth $5?'
+    assert init(capsys, "-y", "-c", str(path), "--prompt", prompt)[0] == 0
+    assert load_config(path, environ={}).golden_prompts == [prompt]
+
+
+def test_refuses_to_overwrite(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "flakeproxy.yaml"
+    path.write_text("mine\n")
+    code, out, err = init(capsys, "-y", "-c", str(path))
+    assert (code, out) == (2, "")
+    assert err == f"error: {path} already exists; flakeproxy init never overwrites: remove it, or pass -c NEW.yaml\n"
+    assert path.read_text() == "mine\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--tool", "ftp://files.example.com"], "--tool: 'ftp://files.example.com' is not a base URL; give http(s)"),
+        (["--provider", "mistral"], "--provider: unknown 'mistral'; choose one or more of openai, anthropic, gemini"),
+        (["--endpoint", "localhost:8000"], "--endpoint: must be an http:// or https:// URL"),
+        (["--agent", "python", "--callable", "agent.run"], "--callable: must be MODULE:ATTRIBUTE"),
+    ],
+)
+def test_bad_answers_are_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    code, _, err = init(capsys, "-y", "-c", str(tmp_path / "c.yaml"), *args)
+    assert code == 2 and len(err.splitlines()) == 1 and message in err, err
+    assert not (tmp_path / "c.yaml").exists()
+
+
+def test_never_waits_for_input_when_stdin_is_not_a_terminal(tmp_path: Path) -> None:
+    """No --yes, no flags, stdin an open pipe that never speaks (as in CI): the defaults, at once."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "flakeproxy", "init"],
+        cwd=tmp_path,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        code = child.wait(timeout=30)
+    finally:
+        child.kill()
+        out, err = child.communicate()
+    assert code == 0, err
+    assert out.startswith("wrote flakeproxy.yaml: http agent") and load_config(tmp_path / "flakeproxy.yaml")
+
+
+class Terminal:
+    """A child on a real pseudo-terminal: read until a text shows up (with a deadline), then answer."""
+
+    def __init__(self, args: list[str], cwd: Path) -> None:
+        self.master, slave = pty.openpty()
+        self.child = subprocess.Popen(args, cwd=cwd, stdin=slave, stdout=slave, stderr=slave, close_fds=True)
+        os.close(slave)
+        self.seen = ""
+
+    def expect(self, text: str, timeout_s: float = 20) -> None:
+        deadline = time.monotonic() + timeout_s
+        while text not in self.seen:
+            left = deadline - time.monotonic()
+            assert left > 0, f"no {text!r} on the terminal; it shows:\n{self.seen}"
+            ready, _, _ = select.select([self.master], [], [], left)
+            if ready:
+                try:
+                    self.seen += os.read(self.master, 4096).decode(errors="replace")
+                except OSError:  # the child closed the terminal
+                    assert text in self.seen, f"no {text!r} on the terminal; it shows:\n{self.seen}"
+
+    def answer(self, text: str) -> None:
+        os.write(self.master, (text + "\n").encode())
+
+    def close(self) -> int:
+        code = self.child.wait(timeout=20)
+        os.close(self.master)
+        return code
+
+
+def test_on_a_terminal_it_asks_what_no_flag_gave(tmp_path: Path) -> None:
+    term = Terminal([sys.executable, "-m", "flakeproxy", "init", "--provider", "anthropic"], tmp_path)
+    try:
+        term.expect("How does flakeproxy reach your agent? (http, command, python) [http]: ")
+        term.answer("commnd")  # a typo: asked again
+        term.expect("is not one of")
+        term.answer("command")
+        term.expect("The command that runs it (the prompt on stdin, the answer on stdout) [python agent.py]: ")
+        term.answer("node agent.js")
+        term.expect("The base URLs of the tool APIs it calls (comma-separated; none: -) [-]: ")
+        term.answer("https://quotes.example.com/v1")
+        term.expect("Can you point its base URLs at flakeproxy? (no: it goes through HTTPS_PROXY and trusts a CA)")
+        term.answer("")
+        term.expect("A task to give it (a golden prompt) [What can you help me with?]: ")
+        term.answer("What is AAPL trading at?")
+        term.expect("flakeproxy contract run")
+    finally:
+        code = term.close()
+    assert code == 0, term.seen
+    assert "The LLM APIs it calls" not in term.seen  # --provider gave it
+    config = load_config(tmp_path / "flakeproxy.yaml")
+    assert config.agent is not None and config.agent.type == "command" and config.agent.command == ["node", "agent.js"]
+    assert list(config.targets) == ["anthropic", "quotes_example_com"] and config.proxy.forward is None
+    assert config.golden_prompts == ["What is AAPL trading at?"]

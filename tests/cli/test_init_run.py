@@ -1,0 +1,109 @@
+"""`flakeproxy init` for your own agent, then `flakeproxy contract run`, as its output says: a small HTTP agent
+on the official openai SDK (written here) passes the starter contract behind the real proxy, and a careless
+one (an LLM error becomes its own HTTP 500) fails it. The config is init's, unchanged but for its ports (made
+free) and the OpenAI listener's upstream (the fake OpenAI on loopback instead of api.openai.com)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import openai
+import pytest
+from aiohttp import web
+
+from tests.support.loops import free_port, running_app
+from tests.support.upstream import RunningUpstream, Upstream
+
+SCENARIOS = ["no-chaos", "llm-rate-limited", "llm-down", "llm-truncated", "tool-down"]
+
+
+def agent_routes(urls: dict[str, str], careful: bool) -> list[web.RouteDef]:
+    """POST /chat {"message"} -> {"reply"}: a quote from its tool API, then one chat completion."""
+
+    async def chat(request: web.Request) -> web.Response:
+        message = (await request.json())["message"]
+        client = openai.AsyncOpenAI(base_url=urls["OPENAI_BASE_URL"], api_key="sk-test", timeout=20)
+        quote: Any = None
+        try:
+            async with (
+                aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5)) as http,
+                http.get(f"{urls['tool']}/quotes", params={"symbol": "AAPL"}) as r,
+            ):
+                r.raise_for_status()
+                quote = await r.json()
+        except (aiohttp.ClientError, TimeoutError):
+            quote = "unavailable"
+        try:
+            messages: Any = [{"role": "user", "content": f"{message} (quote: {quote})"}]
+            reply = await client.chat.completions.create(model="gpt-4o-mini", messages=messages)
+            text = reply.choices[0].message.content or ""
+        except openai.APIError as e:
+            if not careful:
+                raise web.HTTPInternalServerError(text=str(e)) from e
+            text = "Sorry, my language model is not answering right now; please try again in a minute."
+        finally:
+            await client.close()
+        return web.json_response({"reply": text})
+
+    return [web.post("/chat", chat)]
+
+
+@pytest.fixture(scope="module")
+def upstream() -> Iterator[Upstream]:
+    with RunningUpstream() as up:
+        yield up
+
+
+def init_and_localize(folder: Path, agent_url: str, up: Upstream) -> tuple[Path, dict[str, str]]:
+    """Run init as a user would; make its ports free and its OpenAI upstream the fake; return the config and the
+    agent's settings, read from what init printed."""
+    config = folder / "flakeproxy.yaml"
+    args = ["init", "-y", "-c", str(config), "--endpoint", f"{agent_url}/chat", "--tool", f"{up.url}/v1"]
+    out = subprocess.run([sys.executable, "-m", "flakeproxy", *args], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    ports: dict[str, str] = {}
+
+    def swap(m: re.Match[str]) -> str:
+        return f"127.0.0.1:{ports.setdefault(m[1], str(free_port()))}"
+
+    text = re.sub(r"127\.0\.0\.1:(87\d\d)", swap, config.read_text())
+    config.write_text(text.replace('upstream: "https://api.openai.com"', f'upstream: "{up.url}"'))
+    printed = re.sub(r"127\.0\.0\.1:(87\d\d)", swap, out.stdout)
+    base = re.search(r"^  OPENAI_BASE_URL=(\S+)$", printed, re.M)
+    tool = re.search(rf"^  its base URL for {re.escape(up.url)}/v1: (\S+)$", printed, re.M)
+    assert base and tool, printed
+    return config, {"OPENAI_BASE_URL": base[1], "tool": tool[1]}
+
+
+def run(config: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    args = [sys.executable, "-m", "flakeproxy", "contract", "run", "-c", str(config), "-o", str(out)]
+    return subprocess.run(args, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("careful", [True, False], ids=["careful", "careless"])
+def test_your_own_agent_under_the_starter_contract(upstream: Upstream, tmp_path: Path, careful: bool) -> None:
+    urls: dict[str, str] = {}
+    with running_app(agent_routes(urls, careful), "agent") as agent_url:
+        config, settings = init_and_localize(tmp_path, agent_url, upstream)
+        urls.update(settings)
+        out = run(config, tmp_path / "out")
+    header = next(line for line in out.stdout.splitlines() if line.startswith("invariant"))
+    assert header.split()[1:] == SCENARIOS
+    if careful:
+        assert out.returncode == 0, out.stdout + out.stderr[-3000:]
+        assert "resilience score 100.0%  PASS\n" in out.stdout
+        for scenario in SCENARIOS[1:]:
+            assert f"faults {scenario}: decided " in out.stdout and f"faults {scenario}: decided 0" not in out.stdout
+    else:
+        assert out.returncode == 1, out.stdout + out.stderr[-3000:]
+        assert "critical invariant answers failed in scenario llm-down" in out.stdout
+    assert out.stderr.splitlines()[-1] == "wrote " + ", ".join(
+        str(tmp_path / "out" / f) for f in ("results.json", "junit.xml", "report.html", "summary.md")
+    )
