@@ -160,7 +160,7 @@ def call_span(
         parent_span_id=parent,
         name=name,
         start_ns=nanos(start),
-        end_ns=nanos(start + float(entry.get("latency_ms") or 0.0) / 1000),
+        end_ns=nanos(start) + round(float(entry.get("latency_ms") or 0.0) * 1e6),
         attributes=clean(attributes),
         status="error" if error_type else "unset",
         status_message=message if error_type else "",
