@@ -126,10 +126,17 @@ def detect_ms(run: Run) -> float:
     return float(verdict["evidence"]["time_to_detect_ms"])
 
 
-@pytest.mark.timeout(900)  # the first run installs Phoenix (see tests/support/phoenix.py); once installed ~40 s
-def test_phoenix_shows_the_fault_in_the_agents_trace_and_the_agents_telemetry_is_judged(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def phoenix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Phoenix]:
+    with running_phoenix(tmp_path_factory.mktemp("phoenix")) as server:
+        yield server
+
+
+@pytest.mark.timeout(900)  # the first run installs Phoenix (see tests/support/phoenix.py); once installed ~16 s
+def test_phoenix_shows_the_fault_in_the_agents_trace_and_the_agents_telemetry_is_judged(
+    phoenix: Phoenix, tmp_path: Path
+) -> None:
     with ExitStack() as stack:
-        phoenix = stack.enter_context(running_phoenix(tmp_path))
         upstream = stack.enter_context(world())
         proxy, env = proxy_section(upstream)
         proxy["otlp"] = otlp = f"127.0.0.1:{free_port()}"
@@ -150,3 +157,34 @@ def test_phoenix_shows_the_fault_in_the_agents_trace_and_the_agents_telemetry_is
     noticed = missing.cell("noticed", "quote-tool-down")
     assert noticed["outcome"] == "fail" and "did not record tool_faults[0] error" in noticed["reason"], noticed
     assert missing.cell("detected-fast", "quote-tool-down")["outcome"] == "fail"
+
+
+@pytest.mark.timeout(900)
+async def test_the_export_speaks_grpc_too(phoenix: Phoenix) -> None:
+    """protocol: grpc, to Phoenix's OTLP/gRPC port: the episode's span with its verdict arrives."""
+    from flakeproxy import parse_config
+    from flakeproxy.results import CellResult, Episode, EpisodeVerdict
+    from flakeproxy.runner.telemetry import TelemetryExport
+    from flakeproxy.wire.trace import new_trace
+
+    proxy = {**proxy_section("http://127.0.0.1:9")[0], "otlp": f"127.0.0.1:{free_port()}"}
+    data = config(proxy, "http://127.0.0.1:9", {"otlp_endpoint": phoenix.grpc})
+    data["telemetry"]["protocol"] = "grpc"
+    export = TelemetryExport(parse_config(yaml.safe_dump(data), "flakeproxy.yaml"))
+    trace = new_trace("e1", "calm", 7, os.urandom(4).hex())
+    episode = Episode(
+        id="e1", scenario="no-chaos", prompt=PROMPT, prompt_index=0, label="calm", traceparent=trace.traceparent
+    )
+    await export.begun(episode, "c1")
+    await export.ended(episode)
+    verdict = EpisodeVerdict(episode="e1", prompt=PROMPT, outcome="pass", reason="the agent answered", score=1.0)
+    cell = CellResult(
+        invariant="answers", type="completes", scenario="no-chaos", severity="high", when="always", outcome="pass",
+        reason="ok", verdicts=[verdict],
+    )  # fmt: skip
+    export.judged([cell], {"e1": episode})
+    assert export.close() is None
+    (root,) = phoenix.wait_spans(trace.trace_id, lambda spans: len(spans) == 1)
+    assert root["context"]["span_id"] == trace.span_id and root["name"] == "invoke_agent calm"
+    (event,) = root["events"]
+    assert (event["name"], event["attributes"]["gen_ai.evaluation.name"]) == ("gen_ai.evaluation.result", "answers")
