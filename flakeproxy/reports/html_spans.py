@@ -72,5 +72,8 @@ def span_tree(episode: Episode) -> str:
         return ""
     services = sorted({s.service for s in episode.agent_spans if s.service})
     title = f"The agent's spans{' (' + esc(', '.join(services)) + ')' if services else ''}"
-    legend = '<p class="muted"><small>"calls #N": the requests in the journal this span made; red: faulted.</small></p>'
+    legend = (
+        '<p class="muted"><small>Offsets from the agent\'s first span, by its clock. "calls #N": the requests in '
+        "the journal this span made; red: faulted.</small></p>"
+    )
     return f'<div class="spantree"><h4>{title}</h4>{legend}{_Tree(episode).level(None, 0)}</div>'
