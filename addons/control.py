@@ -29,6 +29,7 @@ from flakeproxy.addons.control_input import (
 )
 from flakeproxy.addons.json_out import json_list_response
 from flakeproxy.addons.replay_routes import ROUTES as REPLAY_ROUTES
+from flakeproxy.addons.span_routes import ROUTES as SPAN_ROUTES
 from flakeproxy.config import FlakeproxyConfig, Scenario
 from flakeproxy.config.crosscheck import CrossCheckError, cross_check
 from flakeproxy.injector import FOLLOW, Cell, Injector
@@ -45,6 +46,7 @@ ROUTES = [
     "GET /journal",
     "POST /reset",
     *REPLAY_ROUTES,
+    *SPAN_ROUTES,
 ]
 
 

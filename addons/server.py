@@ -22,9 +22,11 @@ from flakeproxy.addons.decoded import REWRITE_CAP
 from flakeproxy.addons.fault_addon import FaultAddon
 from flakeproxy.addons.forward import ForwardTls
 from flakeproxy.addons.forward_guard import ForwardGuard, is_local
+from flakeproxy.addons.otlp_receiver import OtlpReceiver
 from flakeproxy.addons.recorder import Recorder
 from flakeproxy.addons.replay_routes import ReplayRoutes
 from flakeproxy.addons.replayer import Replayer
+from flakeproxy.addons.span_routes import SpanRoutes
 from flakeproxy.addons.upstream_timeouts import Timeouts
 from flakeproxy.config import FlakeproxyConfig, is_loopback_host
 from flakeproxy.config.proxy import split_host_port
@@ -32,6 +34,7 @@ from flakeproxy.errors import ConfigError, InfrastructureError
 from flakeproxy.injector import Injector
 from flakeproxy.journal import Journal
 from flakeproxy.redact import Redactor
+from flakeproxy.telemetry.store import SpanStore
 from flakeproxy.wire.call import TargetSpec
 from flakeproxy.wire.forward_policy import ForwardPolicy, Own
 
@@ -149,6 +152,9 @@ class ProxyServer:
         self.replayer = Replayer(self.injector.targets, Redactor(config.redact))
         ReplayRoutes(self.injector, self.replayer, self.recorder).add_to(self.api.app)
         self.api.on_cell_end.append(self.recorder.cell_ended)
+        otlp = config.proxy.otlp  # the agent's own spans: received here, handed to the runner with GET /spans
+        self.otlp = OtlpReceiver(otlp, SpanStore(), Redactor(config.redact)) if otlp else None
+        SpanRoutes(self.otlp.store if self.otlp else None).add_to(self.api.app)
         self._master: DumpMaster | None = None
         self._lifecycle: _Lifecycle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -157,6 +163,7 @@ class ProxyServer:
         """Every address the proxy listens on (as configured, and as bound), for the forward listener's guard."""
         own = [Own(*split_host_port(address), f"listener {name!r}") for name, address in self.addresses.items()]
         own.append(Own(*split_host_port(self.admin), "control API"))
+        own += [Own(*split_host_port(self.otlp.address), "OTLP receiver")] if self.otlp else []
         if self._lifecycle is not None:
             own += [Own(host, port, "control API") for host, port in self._lifecycle.bound()]
         if self._master is not None and (servers := self._master.addons.get("proxyserver")) is not None:
@@ -179,6 +186,8 @@ class ProxyServer:
             slot = f", slot {self.slots[spec]}" if self.slots.get(spec) else ""
             _check_free(f"listener {name}{slot}", spec.rsplit("@", 1)[1])
         _check_free("control API", self.admin)
+        if self.otlp:
+            _check_free("OTLP receiver", self.otlp.address)
         tls = tls_options(self.config)
         if self.config.proxy.insecure_skip_upstream_verify:
             on_warning(INSECURE_WARNING)
@@ -196,6 +205,7 @@ class ProxyServer:
             FaultAddon(self.injector, self.modes, self.journal, timeouts, self.slots),
             self.recorder,
             self.replayer,
+            *([self.otlp] if self.otlp else []),
             self._lifecycle,
         )
         # lazy: a fault can answer when the upstream is down; bodies a rewrite would buffer stream past the cap

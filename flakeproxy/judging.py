@@ -53,6 +53,7 @@ def observe(episode: Episode, ctx: Context) -> Observation:
         services=dict(ctx.config.services),
         judge=ctx.config.judge,
         scenario=episode.scenario,
+        agent_spans=episode.agent_spans,
     )
 
 

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from flakeproxy.telemetry.spans import AgentSpan
 from flakeproxy.wire.record import FaultRecord, read_fault
 
 SCHEMA_VERSION = "3"
@@ -49,6 +50,12 @@ class Episode(Model):
     unattributed: int = Field(0, description="Requests seen while this episode ran that could not be tied to it.")
     unsettled: int = Field(
         0, description="Exchanges still open when the episode ended, after waiting 2 s for them to reach the agent."
+    )
+    traceparent: str | None = Field(
+        None, description="The W3C traceparent the runner sent with the prompt: its trace id finds the episode's trace."
+    )
+    agent_spans: list[AgentSpan] = Field(
+        default_factory=list, description="The agent's own spans of this episode (proxy.otlp), redacted."
     )
     state_verdicts: dict[str, EpisodeVerdict] = Field(
         default_factory=dict, description="Checks of workspace or services, judged right after the episode."

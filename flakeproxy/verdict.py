@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from flakeproxy.telemetry.spans import AgentSpan
+
 Outcome = Literal["pass", "fail", "error", "not_applicable"]
 
 
@@ -65,3 +67,4 @@ class Observation:
     #: the calm (no-chaos) episode of the same prompt and replica: its journal, for amplification
     baseline_journal: list[dict[str, Any]] | None = None
     pricing: Any = None  # the config's pricing table (flakeproxy.config.pricing.PricingTable), for cost checks
+    agent_spans: list[AgentSpan] = field(default_factory=list)  # the agent's own spans (proxy.otlp)

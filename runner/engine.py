@@ -33,6 +33,7 @@ from flakeproxy.runner.local import LocalProxy
 from flakeproxy.runner.mock import MockService
 from flakeproxy.runner.recording import recording_hooks
 from flakeproxy.runner.results_file import check_writable, new_result, now, write
+from flakeproxy.runner.telemetry import TelemetryExport, telemetry_export
 from flakeproxy.scoring import score_contract
 
 Progress = Callable[[str], None]
@@ -69,6 +70,7 @@ class ContractRun:
         self._loose_by_cell: Counter[str] = Counter()  # cell id -> unattributed requests it may have made
         self._warned_loose = False
         self.record: Path | None = None  # contract run --record DIR: a replay session file per episode
+        self.telemetry: TelemetryExport | None = None  # telemetry: flakeproxy's spans out over OTLP
 
     def warn(self, line: str) -> None:
         print(line, file=sys.stderr)
@@ -222,7 +224,10 @@ class ContractRun:
         )
         if note:
             self.warn(note)
-        return await asyncio.to_thread(judge_scenario, scenario, done, ctx)
+        cells = await asyncio.to_thread(judge_scenario, scenario, done, ctx)
+        if self.telemetry is not None:
+            self.telemetry.judged(cells, self.done)
+        return cells
 
     async def run(self) -> RunResult:
         """Start the proxy and the agent, run the steps, and whatever happens write the results and stop."""
@@ -230,9 +235,11 @@ class ContractRun:
             self.warn(f"warning: {line}")
         try:
             check_writable(self.output)  # an output folder it cannot write is said now, not after the run
+            self.telemetry = telemetry_export(self.config)
             await self._start()
             runner = EpisodeRunner(self.config, self.agent, self.control, sequential=True)
             runner.hooks += await recording_hooks(self)
+            runner.hooks += [self.telemetry] if self.telemetry else []
             limit = self._concurrency()
             runner.sequential = limit == 1
             await self._steps(runner, limit)
@@ -248,6 +255,8 @@ class ContractRun:
             raise crashed(e, self.output) from e
         finally:
             self.result.finished_at = now()
+            if self.telemetry is not None and (line := await asyncio.to_thread(self.telemetry.close)):
+                self.warn(line)
             try:
                 self._write()
             finally:

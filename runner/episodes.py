@@ -24,6 +24,8 @@ from flakeproxy.runner.agents.python import PythonAdapter, import_object
 from flakeproxy.runner.answers import reply_texts, scrubbed
 from flakeproxy.runner.control import ControlClient
 from flakeproxy.runner.mock import mock_call
+from flakeproxy.runner.telemetry import agent_spans
+from flakeproxy.telemetry.intake import scrub_spans
 from flakeproxy.wire.trace import new_trace
 
 
@@ -134,6 +136,7 @@ class EpisodeRunner:
         redactor, found = Redactor(self.config.redact), set[str]()  # everything an episode collects, redacted
         entries = [redactor.entry(e, found) for e in sorted(journal, key=lambda e: e.get("started_at", 0))]
         answer, error = scrubbed(texts, redactor, found)  # no secret, any text
+        spans = scrub_spans(await agent_spans(self.control, self.config, trace, journal), found)
         done = episode.model_copy(
             update={
                 "cell_id": cell,
@@ -142,6 +145,8 @@ class EpisodeRunner:
                 "error": error,
                 "journal": mark_delivery(entries, self.llm_targets),
                 "unsettled": len(unsettled),
+                "traceparent": trace.traceparent,
+                "agent_spans": spans,
             }
         )
         for hook in self.hooks:

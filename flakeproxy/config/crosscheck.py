@@ -169,6 +169,10 @@ def _check_invariant_list(config: FlakeproxyConfig, invariants: Sequence[Invaria
             raise CrossCheckError(
                 (*loc, "service"), f"service {service!r} is not one of the {kinds}; valid: {_choices(valid)}"
             )
+        if inv.reads_spans and config.proxy.otlp is None:
+            raise CrossCheckError(
+                (*loc, "type"), f"{inv.id} judges the agent's own spans: set proxy.otlp, e.g. 127.0.0.1:4318"
+            )
         if getattr(inv, "type", "") == "llm_as_judge" and not (getattr(inv, "base_url", None) or config.judge):
             raise CrossCheckError(loc, "llm_as_judge needs base_url: here or a judge: {base_url: ...} section")
 

@@ -16,6 +16,7 @@ from flakeproxy.config.proxy import ProxyConfig, Target
 from flakeproxy.config.replays import ReplaysConfig
 from flakeproxy.config.scenario import Scenario
 from flakeproxy.config.settings import JudgeConfig, RunConfig, ScoringConfig, Service
+from flakeproxy.config.telemetry import TelemetryConfig
 from flakeproxy.invariants import AnyInvariant
 
 
@@ -40,6 +41,7 @@ class FlakeproxyConfig(StrictModel):
     replays: ReplaysConfig | None = Field(None, description="Recorded sessions to replay (replay run, ci).")
     services: dict[str, Service] = Field(default_factory=dict)
     judge: JudgeConfig | None = None
+    telemetry: TelemetryConfig | None = Field(None, description="OTLP export of the run's spans (unset: none).")
     redact: list[str] = Field(
         default_factory=list,
         description="Extra header, query parameter and body field names (case-insensitive) whose values are "

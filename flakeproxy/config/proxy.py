@@ -74,6 +74,11 @@ class ProxyConfig(StrictModel):
     )
     listeners: list[Listener] = Field(default_factory=list)
     forward: HostPort | None = Field(None, description="Optional explicit-proxy listener (HTTP(S)_PROXY).")
+    otlp: HostPort | None = Field(
+        None,
+        description="An OTLP/HTTP receiver (protobuf and JSON, POST /v1/traces) for the agent's own spans: point its "
+        "OTEL_EXPORTER_OTLP_ENDPOINT here; they are kept per episode by trace id and judged by telemetry checks.",
+    )
     forward_allow: list[str] = Field(
         default_factory=list,
         description="Hosts the forward listener may relay to although they are loopback or private addresses: "

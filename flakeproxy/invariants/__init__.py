@@ -36,6 +36,8 @@ from flakeproxy.invariants.retries_after_fault import RetriesAfterFault
 from flakeproxy.invariants.retry_after_respected import RetryAfterRespected
 from flakeproxy.invariants.similarity import Similarity
 from flakeproxy.invariants.sql import Sql
+from flakeproxy.invariants.telemetry_noticed import TelemetryNoticed
+from flakeproxy.invariants.time_to_detect import TimeToDetect
 from flakeproxy.invariants.token_budget import TokenBudget
 from flakeproxy.invariants.valid_json import ValidJson
 
@@ -69,6 +71,8 @@ AnyInvariant = Annotated[
     | RetryAfterRespected
     | Similarity
     | Sql
+    | TelemetryNoticed
+    | TimeToDetect
     | TokenBudget
     | ValidJson,
     Field(discriminator="type"),
@@ -108,6 +112,8 @@ __all__ = [
     "Severity",
     "Similarity",
     "Sql",
+    "TelemetryNoticed",
+    "TimeToDetect",
     "TokenBudget",
     "ValidJson",
     "When",

@@ -23,13 +23,15 @@ class Invariant(StrictModel):
     needs_answer: an episode where the agent gave no answer cannot be judged (ERROR, with the agent's error);
     reads_journal: it judges the traffic the proxy saw; requests that could not be tied to the episode make
     its verdict ERROR, never PASS; reads_state: it reads the workspace or a service, so it is judged right
-    after its episode, before the next reset; uses_baseline: it compares with a calm answer (baseline: auto).
+    after its episode, before the next reset; uses_baseline: it compares with a calm answer (baseline: auto);
+    reads_spans: it judges the agent's own spans, so it needs proxy.otlp.
     """
 
     needs_answer: ClassVar[bool] = True
     reads_journal: ClassVar[bool] = False
     reads_state: ClassVar[bool] = False
     uses_baseline: ClassVar[bool] = False
+    reads_spans: ClassVar[bool] = False
 
     id: str = Field(min_length=1, pattern=r"^\S+$")
     severity: Severity = "medium"

@@ -8,6 +8,7 @@ from html import escape
 from typing import Any
 
 from flakeproxy.reports import facts
+from flakeproxy.reports.html_spans import span_tree
 from flakeproxy.results import CellResult, Episode, EpisodeVerdict, RunResult
 from flakeproxy.wire.record import FaultRecord, read_fault
 
@@ -144,6 +145,10 @@ def episode_detail(episode: Episode, anchor: str) -> str:
     ]
     if episode.unattributed:
         meta.append(("unattributed", f"{episode.unattributed} requests could not be tied to this episode"))
+    if episode.traceparent:
+        meta.append(("trace", f"<code>{esc(episode.traceparent.split('-')[1])}</code>"))
+    tree = span_tree(episode)  # the agent's own spans beside the journal, when it exported them (proxy.otlp)
+    table = f'<div class="side">{table}{tree}</div>' if tree else table
     return (
         f'<details class="cell" id="{anchor}"><summary><h3>{esc(episode.id)}</h3> <b>{scenario}</b> '
         f'<span class="muted">prompt {episode.prompt_index + 1} · replica {episode.replica} · '

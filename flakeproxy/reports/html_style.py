@@ -64,8 +64,12 @@ font-variant-numeric:tabular-nums}
 .f-applied{color:var(--fail);background:var(--fail-bg)}.f-not{color:var(--na);background:var(--na-bg)}
 .retry{color:var(--error);background:var(--error-bg)}
 .num{text-align:right;font-variant-numeric:tabular-nums}
+.side{display:grid;grid-template-columns:minmax(0,3fr) minmax(0,2fr);gap:12px;align-items:start}
+.spantree{border:1px solid var(--line);border-radius:8px;padding:6px 10px}.spantree h4{margin:.2rem 0}
+ul.spans{list-style:none;margin:0;padding-left:14px;border-left:1px dotted var(--line)}ul.spans li{margin:2px 0}
 footer{margin-top:3rem;color:var(--muted);font-size:.8rem}
-@media (max-width:640px){main{padding:10px}.top{padding:12px}.verdict,.score b{font-size:1.5rem}
+@media (max-width:640px){main{padding:10px}.side{grid-template-columns:1fr}
+.top{padding:12px}.verdict,.score b{font-size:1.5rem}
 th,td{padding:5px 6px}}
 @media print{body{background:#fff;color:#000;font-size:11pt}main{max-width:none;padding:0}
 .scroll{overflow:visible;border:0}details::details-content{content-visibility:visible;display:block}

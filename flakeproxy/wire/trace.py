@@ -62,6 +62,12 @@ def trace_id_of(traceparent: str) -> str | None:
     return m.group(1)
 
 
+def context_of(traceparent: str) -> tuple[str, str] | None:
+    """(trace id, parent span id) of a `traceparent` header's value, or None when it is empty or invalid."""
+    m = _TRACEPARENT.match(traceparent.strip().lower())
+    return (m.group(1), m.group(2)) if m is not None and int(m.group(1), 16) != 0 else None
+
+
 def baggage_cell(baggage: str) -> str | None:
     """The episode a `baggage` header's value names (flakeproxy.episode=<cell>), or None."""
     for member in baggage.split(","):

@@ -165,6 +165,8 @@ INVARIANTS = {
     "max_tool_calls",
     "no_loop",
     "amplification",
+    "telemetry_noticed",
+    "time_to_detect",
 }
 
 

@@ -1,0 +1,21 @@
+"""What the telemetry checks say, shared by telemetry_noticed and time_to_detect."""
+
+from __future__ import annotations
+
+from flakeproxy.telemetry.detect import Detection, Found
+
+NO_SPANS = (
+    "no span from the agent arrived for this episode: set proxy.otlp and point the agent's OTLP exporter at it "
+    "(OTEL_EXPORTER_OTLP_ENDPOINT=http://<proxy.otlp>, OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf or http/json)"
+)
+
+
+def of_kind(found: list[Detection], kind: Found) -> list[Detection]:
+    return [d for d in found if d.found == kind]
+
+
+def listed(some: list[Detection]) -> str:
+    """The first of some faults with its reason, and how many more."""
+    d = some[0]
+    more = f" (and {len(some) - 1} more)" if len(some) > 1 else ""
+    return f"{d.fault} on call #{d.seq} to {d.target}: {d.how}{more}"

@@ -1,0 +1,96 @@
+"""Setting telemetry up: one line naming what is wrong and the fix, at startup, for a missing `otel` extra, a
+telemetry check without a receiver, and a protocol flakeproxy cannot export with."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from flakeproxy import parse_config
+from flakeproxy.config.telemetry import TelemetryConfig
+from flakeproxy.errors import ConfigError
+from tests.support.loops import free_port
+
+pytest.importorskip("opentelemetry.exporter.otlp.proto.http", reason="the otel extra is in the dev tools")
+
+from flakeproxy.runner.telemetry import exporter
+
+HIDE = "import sys; sys.modules[{module!r}] = None; from flakeproxy.cli.main import main; main()"
+
+
+def config(**extra: Any) -> dict[str, Any]:
+    return {
+        "version": "2.0",
+        "agent": {"type": "http", "endpoint": f"http://127.0.0.1:{free_port()}/ask", "response_path": "$.answer"},
+        "proxy": {"admin": f"127.0.0.1:{free_port()}"},
+        "golden_prompts": ["hi"],
+        "contract": {"name": "c", "invariants": [{"id": "answers", "type": "completes"}]},
+        "chaos_matrix": [{"name": "calm"}],
+        **extra,
+    }
+
+
+def without(module: str, tmp_path: Path, data: dict[str, Any], *command: str) -> subprocess.CompletedProcess[str]:
+    """A flakeproxy command in a Python where `module` cannot be imported (as without the otel extra)."""
+    path = tmp_path / "flakeproxy.yaml"
+    path.write_text(yaml.safe_dump(data))
+    argv = [sys.executable, "-c", HIDE.format(module=module), *command, "-c", str(path)]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+
+
+def test_telemetry_without_the_extra_says_which_extra(tmp_path: Path) -> None:
+    data = config(telemetry={"otlp_endpoint": "http://127.0.0.1:4318"})
+    out = without("opentelemetry.exporter", tmp_path, data, "contract", "run", "-o", str(tmp_path / "out"))
+    assert out.returncode == 2, out.stderr
+    assert (
+        out.stderr.strip()
+        .splitlines()[-1]
+        .endswith(
+            "telemetry needs the OpenTelemetry packages (opentelemetry.exporter.otlp.proto.http.trace_exporter is "
+            "missing): pip install 'flakeproxy[otel]'"
+        )
+    ), out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_a_receiver_without_the_extra_says_which_extra(tmp_path: Path) -> None:
+    data = config()
+    data["proxy"]["otlp"] = f"127.0.0.1:{free_port()}"
+    out = without("opentelemetry.proto", tmp_path, data, "proxy")
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert "proxy.otlp needs the OpenTelemetry packages" in out.stderr and "flakeproxy[otel]" in out.stderr
+
+
+def test_a_telemetry_check_needs_the_receiver() -> None:
+    data = config()
+    data["contract"]["invariants"].append({"id": "noticed", "type": "telemetry_noticed"})
+    with pytest.raises(ConfigError, match=r"noticed judges the agent's own spans: set proxy.otlp, e.g. 127.0.0.1:4318"):
+        parse_config(yaml.safe_dump(data), "flakeproxy.yaml")
+
+
+def test_the_config_refuses_a_protocol_it_cannot_export_with() -> None:
+    with pytest.raises(
+        ConfigError, match=r"line \d+: telemetry.protocol: must be one of http/protobuf, grpc, got 'http/json'"
+    ):
+        parse_config(yaml.safe_dump(config(telemetry={"protocol": "http/json"})), "flakeproxy.yaml")
+
+
+def test_the_environment_fills_in_and_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+    with pytest.raises(ConfigError, match=r"OTEL_EXPORTER_OTLP_PROTOCOL='http/json' is not supported .* valid: "):
+        exporter(TelemetryConfig())
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-tenant=t1,authorization=Bearer%20env")
+    grpc = exporter(TelemetryConfig(otlp_endpoint="http://127.0.0.1:4317", headers={"authorization": "Bearer mine"}))
+    assert type(grpc).__module__.endswith("grpc.trace_exporter")
+    assert dict(grpc._headers) == {"x-tenant": "t1", "authorization": "Bearer mine"}
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_PROTOCOL")
+    http = exporter(TelemetryConfig(otlp_endpoint="http://127.0.0.1:6006"))
+    assert http._endpoint == "http://127.0.0.1:6006/v1/traces"
+    assert os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL") is None
