@@ -92,20 +92,26 @@ def faults_page() -> str:
     order: list[type[BaseModel]] = []
     for models in sections.values():
         order += [m for m in models if m not in order]
-    common = set(Fault.model_fields) | {"mode", "type"}
-    body = ["## Fields every fault takes", "", *table(field_rows(Fault)), ""]
-    body += ["## The catalogue", "", "| mode | where | what it does |", "|---|---|---|"]
-    body += [f"| `{_tag(m)}` | {_where(m, sections)} | {cell(doc_line(m))} |" for m in order]
-    for model in order:
-        body += ["", f"## `{_tag(model)}`", "", doc_text(model), ""]
-        rows = field_rows(model, skip=common)
-        body += table(rows) if rows else ["No fields of its own."]
+    rows = [f"| `{_tag(m)}` | {_where(m, sections)} | {cell(doc_line(m))} |" for m in order]
+    body = _catalogue("fault", Fault, order, ["| mode | where | what it does |", "|---|---|---|", *rows])
     intro = (
         "Every fault mode and context attack, from the fault models in `flakeproxy/faults/`. "
         "[Faults](../faults.md) says how they aim and fire; [fidelity](../performance.md#fidelity) what the "
         "agent's real client sees."
     )
     return _page("Faults", intro, body)
+
+
+def _catalogue(kind: str, base: type[BaseModel], models: list[type[BaseModel]], summary: list[str]) -> list[str]:
+    """The fields every member shares, the summary table, then one section per model: its whole docstring and
+    the fields it adds to the shared ones."""
+    common = set(base.model_fields) | {"mode", "type"}
+    lines = [f"## Fields every {kind} takes", "", *table(field_rows(base)), "", "## The catalogue", "", *summary]
+    for model in models:
+        lines += ["", f"## `{_tag(model)}`", "", doc_text(model), ""]
+        rows = field_rows(model, skip=common)
+        lines += table(rows) if rows else ["No fields of its own."]
+    return lines
 
 
 def _where(model: type[BaseModel], sections: dict[str, list[type[BaseModel]]]) -> str:
@@ -117,14 +123,8 @@ def invariants_page() -> str:
     from flakeproxy.invariants.base import Invariant
 
     models = sorted(_members(AnyInvariant), key=_tag)
-    common = set(Invariant.model_fields) | {"type"}
-    body = ["## Fields every invariant takes", "", *table(field_rows(Invariant)), ""]
-    body += ["## The catalogue", "", "| invariant type | what it checks |", "|---|---|"]
-    body += [f"| `{_tag(m)}` | {cell(doc_line(m))} |" for m in models]
-    for model in models:
-        body += ["", f"## `{_tag(model)}`", "", doc_text(model), ""]
-        rows = field_rows(model, skip=common)
-        body += table(rows) if rows else ["No fields of its own."]
+    rows = [f"| `{_tag(m)}` | {cell(doc_line(m))} |" for m in models]
+    body = _catalogue("invariant", Invariant, models, ["| invariant type | what it checks |", "|---|---|", *rows])
     intro = (
         "Every invariant type, from the models in `flakeproxy/invariants/`. [Invariants](../invariants.md) says "
         "how they are written and judged."
