@@ -16,7 +16,7 @@ import signal
 import sys
 from pathlib import Path
 
-import flakeproxy
+import flakeproxy.version
 from flakeproxy.errors import InfrastructureError
 
 # Run as `python -P -c CHILD <our package folder> <runner pid> proxy -c CONFIG`. It ends when the runner dies, by
@@ -37,7 +37,7 @@ CHILD = (
 
 def proxy_command(config_path: str) -> list[str]:
     """The child's command line: this interpreter, isolated from the working directory, our package."""
-    package = str(Path(flakeproxy.__file__).resolve().parent)
+    package = str(Path(flakeproxy.version.__file__).resolve().parent)
     return [sys.executable, "-P", "-c", CHILD, package, str(os.getpid()), "proxy", "-c", config_path]
 
 

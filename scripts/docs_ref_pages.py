@@ -153,7 +153,7 @@ def mutations_page() -> str:
 
 
 def profiles_page() -> str:
-    from flakeproxy.profiles import PROFILES, profile_scenario
+    from flakeproxy.planning.profiles import PROFILES, profile_scenario
 
     body = ["| profile | what it does |", "|---|---|"]
     body += [f"| `{name}` | {cell(PROFILES[name]['description'])} |" for name in sorted(PROFILES)]
@@ -163,7 +163,7 @@ def profiles_page() -> str:
         body += ["", f"## `{name}`", "", cell(PROFILES[name]["description"]), ""]
         body += [f"- `{f.model_dump_json(exclude_defaults=True)}`" for f in faults]
     intro = (
-        "The built-in chaos profiles (`chaos: {profile: NAME}`), from `flakeproxy/profiles.py`; "
+        "The built-in chaos profiles (`chaos: {profile: NAME}`), from `flakeproxy/planning/profiles.py`; "
         "`flakeproxy profiles` prints the same. See [ci](../ci.md)."
     )
     return _page("Chaos profiles", intro, body)

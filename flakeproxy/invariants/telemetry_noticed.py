@@ -5,9 +5,9 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from flakeproxy.invariants.base import Invariant
+from flakeproxy.judging.verdict import Observation, Verdict, cannot_judge, failed, nothing_to_judge, passed
 from flakeproxy.telemetry.detect import detections
 from flakeproxy.telemetry.judge import NO_SPANS, listed, of_kind
-from flakeproxy.verdict import Observation, Verdict, cannot_judge, failed, nothing_to_judge, passed
 
 
 class TelemetryNoticed(Invariant):
@@ -15,8 +15,9 @@ class TelemetryNoticed(Invariant):
 
     Recorded: an error (status ERROR, `error.type` or an exception event) on the span that made the faulted call
     (named by the call's `traceparent`) or on one of its ancestors, or a retry of it (a later span with the same
-    name, parent and URL/model/tool, or `http.request.resend_count` >= 1; flakeproxy.telemetry.detect). n/a when no such fault applied; ERROR when the agent's spans did not arrive or
-    a faulted call carried no traceparent to find its span by.
+    name, parent and URL/model/tool, or `http.request.resend_count` >= 1; flakeproxy.telemetry.detect). n/a when
+    no such fault applied; ERROR when the agent's spans did not arrive or a faulted call carried no traceparent
+    to find its span by.
     """
 
     type: Literal["telemetry_noticed"]

@@ -56,7 +56,7 @@ def test_every_fault_mode_and_invariant_type_has_its_row() -> None:
 
 def test_every_mutation_type_and_profile_has_its_row() -> None:
     from flakeproxy.config.pillars import DEFAULT_WEIGHTS, LLM_TYPES, RULE_TYPES
-    from flakeproxy.profiles import PROFILES
+    from flakeproxy.planning.profiles import PROFILES
 
     mutations = _page("mutations.md")
     for kind in (*RULE_TYPES, *LLM_TYPES):
