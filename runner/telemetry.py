@@ -10,7 +10,6 @@ import os
 import time
 from collections.abc import Iterable, Mapping
 from typing import Any
-from urllib.parse import urlencode
 
 from flakeproxy.config import FlakeproxyConfig
 from flakeproxy.config.telemetry import PROTOCOLS, TelemetryConfig
@@ -40,8 +39,7 @@ async def agent_spans(
         return []
     traces = sorted({c[0] for c in map(call_context, journal) if c is not None} or {trace.trace_id})
     query = [("trace_id", t) for t in traces] + [("parent", trace.span_id), ("wait_ms", str(SPAN_WAIT_MS))]
-    data = await control.call("GET", f"/spans?{urlencode(query)}")
-    return [AgentSpan.model_validate(s) for s in data.get("spans") or []]
+    return [AgentSpan.model_validate(s) for s in await control.spans(query)]
 
 
 def _endpoint(config: TelemetryConfig, protocol: str) -> str | None:
