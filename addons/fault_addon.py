@@ -36,7 +36,8 @@ def _agent_left(message: str) -> bool:
 
 
 def _is_sse(response: http.Response) -> bool:
-    return response.headers.get("content-type", "").split(";")[0].strip().lower() == "text/event-stream"
+    content_type: str = response.headers.get("content-type", "")
+    return content_type.split(";")[0].strip().lower() == "text/event-stream"
 
 
 class FaultAddon:

@@ -259,8 +259,9 @@ class ContractRun:
             raise crashed(e, self.output) from e
         finally:
             self.result.finished_at = now()
-            if self.telemetry is not None and (line := await asyncio.to_thread(self.telemetry.close)):
-                self.warn(line)
+            undelivered = await asyncio.to_thread(self.telemetry.close) if self.telemetry is not None else None
+            if undelivered:
+                self.warn(undelivered)
             try:
                 self._write()
             finally:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flakeproxy.config import FlakeproxyConfig
 from flakeproxy.config.telemetry import PROTOCOLS, TelemetryConfig
@@ -102,7 +102,13 @@ def readable(spec: SpanSpec, resource: Any, scope: Any) -> Any:
     )
 
 
-class Counting:
+if TYPE_CHECKING:  # the otel extra is imported only when telemetry: is configured
+    from opentelemetry.sdk.trace.export import SpanExporter as _Exporter
+else:
+    _Exporter = object
+
+
+class Counting(_Exporter):
     """The exporter, counting what it could not deliver (for one line at the end instead of silence)."""
 
     def __init__(self, inner: Any) -> None:

@@ -284,3 +284,17 @@ def test_no_isinstance_on_agent_classes_outside_the_registry() -> None:
 def test_the_isinstance_check_can_fail() -> None:
     tree = ast.parse("isinstance(a, PythonAdapter)\nisinstance(a, (x.HttpAgent, int))\nisinstance(a, int)\n")
     assert _isinstance_on(tree, AGENT_CLASSES) == [1, 2]
+
+
+def test_the_type_checked_tree_links_every_module() -> None:
+    """mypy checks typecheck/flakeproxy (pyproject [tool.mypy] files): the installed layout as symlinks, since it
+    cannot follow addons/ and runner/ into flakeproxy.addons and flakeproxy.runner through an editable install. A
+    module of flakeproxy/ without its link there would silently go unchecked."""
+    tree = REPO / "typecheck" / "flakeproxy"
+    wanted = {
+        p.name: p for p in CORE.iterdir() if p.name != "__pycache__" and (p.is_dir() or p.suffix in (".py", ".typed"))
+    }
+    wanted |= {"addons": REPO / "addons", "runner": REPO / "runner"}
+    links = {p.name: p for p in tree.iterdir()}
+    assert sorted(links) == sorted(wanted)
+    assert [n for n, p in links.items() if not p.is_symlink() or p.resolve() != wanted[n].resolve()] == []

@@ -40,13 +40,18 @@ class PathMissing(Exception):
 
 def follow(data: Any, steps: list[str | int]) -> Any:
     for step in steps:
-        if (isinstance(step, int) and isinstance(data, list) and -len(data) <= step < len(data)) or (
-            isinstance(step, str) and isinstance(data, dict) and step in data
-        ):
-            data = data[step]
-        else:
-            raise PathMissing(step)
+        data = _step(data, step)
     return data
+
+
+def _step(data: Any, step: str | int) -> Any:
+    """One step of a response path: a list index (negative from the end) or an object key."""
+    if isinstance(step, int):
+        if isinstance(data, list) and -len(data) <= step < len(data):
+            return data[step]
+    elif isinstance(data, dict) and step in data:
+        return data[step]
+    raise PathMissing(step)
 
 
 def as_text(value: Any) -> str:

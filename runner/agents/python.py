@@ -163,7 +163,7 @@ class PythonAdapter:
             call = Call("python", "CALL", f"python://{name}", name, {}, body, (name,))
             cell = CURRENT_CELL.get()
             decision = self.injector.decide(call, cell)
-            entry = {
+            entry: dict[str, Any] = {
                 "episode": cell,
                 "targets": [name],
                 "method": "CALL",
