@@ -37,7 +37,7 @@ def test_journal_is_bounded_in_bytes_oldest_first() -> None:
     for i in range(1, 6):
         journal.add(_entry(i, "a" if i % 2 else "b", "x" * 1000))
     assert [e.seq for e in journal.entries] == [3, 4, 5] and journal.dropped == 2 and journal.bytes == 3 * one
-    assert [e.seq for e in journal.for_cell("a")] == [3, 5]
+    assert [e.seq for e in journal.for_episode("a")] == [3, 5]
 
 
 def test_an_entry_that_grows_is_counted_when_it_settles() -> None:
@@ -69,7 +69,7 @@ def test_pages_follow_seq_and_filter() -> None:
     assert seqs(journal.page(since=6, limit=3)) == ([7], None)
     assert seqs(journal.page(limit=4)) == ([1, 2, 3, 4], 4)
     assert seqs(journal.page(limit=7)) == ([1, 2, 3, 4, 5, 6, 7], None)
-    assert seqs(journal.page(cell="a", limit=2)) == ([1, 2], 2)
+    assert seqs(journal.page(episode="a", limit=2)) == ([1, 2], 2)
     assert seqs(journal.page(unattributed=True)) == ([3, 6], None)
     assert seqs(journal.page(since=3, unattributed=True, limit=1)) == ([6], None)
 

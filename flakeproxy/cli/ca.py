@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -40,7 +41,8 @@ def ca(config_path: str, what: str, out: str | None) -> None:
     files = ensure_ca(config.proxy)
     if out is not None:
         check_out(Path(out), files)  # never onto the CA's own files (its private key)
-    text = {"pem": files.pem, "bundle": files.bundle, "path": lambda: f"{files.cert}\n"}[what]()
+    texts: dict[str, Callable[[], str]] = {"pem": files.pem, "bundle": files.bundle, "path": lambda: f"{files.cert}\n"}
+    text = texts[what]()
     if out is None:
         click.echo(text, nl=False)
         return

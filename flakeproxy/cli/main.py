@@ -8,11 +8,13 @@ import click
 
 from flakeproxy.cli.ca import ca
 from flakeproxy.cli.ci import ci, profiles
+from flakeproxy.cli.compare import compare
 from flakeproxy.cli.contract import contract
 from flakeproxy.cli.demo import demo
 from flakeproxy.cli.init import init
 from flakeproxy.cli.merge import merge
 from flakeproxy.cli.mock import mock
+from flakeproxy.cli.plan import plan
 from flakeproxy.cli.proxy import proxy
 from flakeproxy.cli.replay import replay
 from flakeproxy.cli.report import report
@@ -25,6 +27,7 @@ from flakeproxy.version import __version__
 EXIT_CODES = """\b
 Exit codes: 0 pass, 1 the contract or a threshold failed, 2 the config or the
 command line is wrong, 3 the infrastructure failed (agent or proxy unreachable),
+4 inconclusive (compare: no regression shown, too few replicas to pass),
 130 / 143 interrupted by Ctrl-C / SIGTERM (the results so far are written).
 Every option can also be set as FLAKEPROXY_<COMMAND>_<OPTION>, and -c as FLAKEPROXY_CONFIG."""
 
@@ -53,6 +56,8 @@ cli.add_command(mock)
 cli.add_command(ci)
 cli.add_command(profiles)
 cli.add_command(merge)
+cli.add_command(compare)
+cli.add_command(plan)
 cli.add_command(report)
 cli.add_command(replay)
 

@@ -66,11 +66,11 @@ class BodyCapture:
 
 @dataclass
 class JournalEntry:
-    """What happened to one request. `cell` is None when it could not be attributed to one cell."""
+    """What happened to one request. `episode` is None when it could not be attributed to one episode."""
 
     seq: int
-    cell: str | None
-    cell_candidates: list[str]
+    episode: str | None
+    episode_candidates: list[str]
     started_at: float
     listener: str
     targets: list[str]
@@ -148,7 +148,7 @@ class Snapshot:
         return self.redactor.entry({**self.fields, **body, "body_truncated": self.size > len(kept)}, set(self.known))
 
 
-#: How long ending a cell waits for its exchanges to reach the agent (a stream the agent still reads).
+#: How long ending an episode waits for its exchanges to reach the agent (a stream the agent still reads).
 SETTLE_S = 2.0
 #: What the journal keeps at most (bodies are capped at BODY_CAP_BYTES each); the oldest entries go first.
 JOURNAL_MAX_BYTES = 64 * 1024 * 1024
@@ -199,29 +199,29 @@ class Journal:
             old.accounted = 0
             self.dropped += 1
 
-    def for_cell(self, cell_id: str) -> list[JournalEntry]:
-        return [e for e in self._entries if e.cell == cell_id]
+    def for_episode(self, episode_id: str) -> list[JournalEntry]:
+        return [e for e in self._entries if e.episode == episode_id]
 
-    async def wait_delivered(self, cell_id: str, timeout_s: float = SETTLE_S) -> list[int]:
-        """Wait (at most timeout_s) until the agent has all it will get of every exchange of a cell, so that no
+    async def wait_delivered(self, episode_id: str, timeout_s: float = SETTLE_S) -> list[int]:
+        """Wait (at most timeout_s) until the agent has all it will get of every exchange of an episode, so that no
         entry is read half-decided; the seqs of those still open after that."""
         deadline = time.monotonic() + timeout_s
         while True:
-            open_ = [e.seq for e in self._entries if e.cell == cell_id and not e.delivered]
+            open_ = [e.seq for e in self._entries if e.episode == episode_id and not e.delivered]
             if not open_ or time.monotonic() >= deadline:
                 return open_
             await asyncio.sleep(0.005)
 
     def page(
-        self, since: int = 0, limit: int = 1000, cell: str | None = None, unattributed: bool = False
+        self, since: int = 0, limit: int = 1000, episode: str | None = None, unattributed: bool = False
     ) -> tuple[list[JournalEntry], int | None]:
-        """Up to `limit` entries with seq > since (of one cell, or those of no cell), and the seq to
+        """Up to `limit` entries with seq > since (of one episode, or those of no episode), and the seq to
         pass as `since` for the next page (None when there is no more)."""
         out: list[JournalEntry] = []
         for entry in self._entries:
-            if entry.seq <= since or (cell is not None and entry.cell != cell):
+            if entry.seq <= since or (episode is not None and entry.episode != episode):
                 continue
-            if unattributed and entry.cell is not None:
+            if unattributed and entry.episode is not None:
                 continue
             if len(out) == limit:
                 return out, out[-1].seq

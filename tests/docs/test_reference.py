@@ -79,3 +79,10 @@ def test_every_command_has_its_line_on_the_commands_page() -> None:
     commands = (DOCS / "commands.md").read_text()
     assert [name for name in cli.commands if f"`flakeproxy {name}" not in commands] == []
     assert all(f"## `flakeproxy {name}`" in _page("cli.md") for name in cli.commands)
+
+
+def test_the_routes_page_lists_exactly_the_declared_routes() -> None:
+    from flakeproxy.control_api import ROUTES
+
+    routes = re.findall(r"^\| (GET|PUT|POST|DELETE|PATCH) \| `([^`]+)` \|", _page("control-api.md"), re.M)
+    assert sorted(f"{m} {p}" for m, p in routes) == sorted(str(r) for r in ROUTES)

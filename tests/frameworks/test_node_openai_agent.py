@@ -63,7 +63,7 @@ def test_node_openai_agent_verdicts_and_attribution(tmp_path: Path) -> None:
 
     # every episode's journal holds exactly its own three or four calls, each tagged with its cell
     for episode in run.results["episodes"]:
-        cells = {j["cell"] for j in episode["journal"]}
+        cells = {j["episode"] for j in episode["journal"]}
         assert len(cells) == 1 and len(episode["journal"]) >= 2, episode["journal"]
 
     for episode in run.episodes("quote-tool-down"):
