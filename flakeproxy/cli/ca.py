@@ -32,8 +32,8 @@ def ca(config_path: str, what: str, out: str | None) -> None:
     """Print the forward listener's CA certificate (made in proxy.ca_dir if it is not there yet).
 
     The proxy makes the same CA on its first start and reuses it after; its private key never
-    leaves proxy.ca_dir. Trust the certificate in the agent: see the README's "Staging: HTTPS
-    through the forward proxy".
+    leaves proxy.ca_dir. Trust the certificate in the agent: see docs/staging.md, "The CA"
+    (the docs site's Staging page).
     """
     config = load_config(config_path)
     from flakeproxy.addons.ca import check_out, ensure_ca  # needs mitmproxy's certificate code

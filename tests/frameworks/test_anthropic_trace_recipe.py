@@ -1,4 +1,4 @@
-"""The README's attribution recipes for an anthropic-python agent, each shown on a real anthropic-SDK agent (a
+"""The attribution recipes (docs/concepts.md) for anthropic-python, each shown on a real anthropic-SDK agent (a
 `messages.stream` tool loop, anthropic_agent.py) behind the real proxy, its four episodes overlapping:
 
 - run.attribution: trace. anthropic 2.x sends the current OpenTelemetry context by itself (its own
