@@ -1,6 +1,6 @@
 """The mitmproxy addon: ask the injector what to do with each request, apply that action, journal it.
 
-It never decides anything itself: decisions come from flakeproxy.injector (pure code), and this
+It never decides anything itself: decisions come from flakeproxy.proxycore.injector (pure code), and this
 class only turns an Action into mitmproxy calls. Bodies no fault needs whole are streamed both ways.
 """
 
@@ -17,8 +17,8 @@ from flakeproxy.addons.client_cut import client_cutter
 from flakeproxy.addons.decoded import REWRITE_CAP_TEXT, decoded
 from flakeproxy.addons.flow_state import FlowState, RequestPass, ResponsePass, TransformedStream
 from flakeproxy.addons.upstream_timeouts import Timeouts, UpstreamWatch
-from flakeproxy.injector import Clues, Decision, Injector
-from flakeproxy.journal import BODY_CAP_BYTES, Journal, JournalEntry, redact_headers
+from flakeproxy.proxycore.injector import Clues, Decision, Injector
+from flakeproxy.proxycore.journal import BODY_CAP_BYTES, Journal, JournalEntry, redact_headers
 from flakeproxy.wire.call import CELL_HEADER, Call, resolve
 from flakeproxy.wire.coverage import Coverage
 from flakeproxy.wire.markers import MarkerScan, carried

@@ -4,10 +4,9 @@ from flakeproxy.config import FlakeproxyConfig, load_config, parse_config
 from flakeproxy.errors import ConfigError, FlakeproxyError, InfrastructureError
 from flakeproxy.results import RunResult
 from flakeproxy.schema import config_schema
+from flakeproxy.version import __version__
 from flakeproxy.wire.call import CELL_HEADER, current_cell, listener_url
 from flakeproxy.wire.trace import trace_headers
-
-__version__ = "0.1.0"
 
 
 def run_contract(config_path: str, output: str | None = None) -> RunResult:

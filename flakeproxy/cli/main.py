@@ -6,7 +6,6 @@ import sys
 
 import click
 
-from flakeproxy import __version__
 from flakeproxy.cli.ca import ca
 from flakeproxy.cli.ci import ci, profiles
 from flakeproxy.cli.contract import contract
@@ -21,6 +20,7 @@ from flakeproxy.cli.schema import schema
 from flakeproxy.cli.validate import validate
 from flakeproxy.errors import FlakeproxyError
 from flakeproxy.safe_text import escape_surrogates, visible
+from flakeproxy.version import __version__
 
 EXIT_CODES = """\b
 Exit codes: 0 pass, 1 the contract or a threshold failed, 2 the config or the

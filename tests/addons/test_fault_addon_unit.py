@@ -15,8 +15,8 @@ from mitmproxy.test import taddons, tflow
 from flakeproxy.addons.fault_addon import FaultAddon
 from flakeproxy.addons.flow_state import RequestPass, ResponsePass
 from flakeproxy.config import Scenario
-from flakeproxy.injector import Injector
-from flakeproxy.journal import Journal, JournalEntry
+from flakeproxy.proxycore.injector import Injector
+from flakeproxy.proxycore.journal import Journal, JournalEntry
 from flakeproxy.wire.call import CELL_HEADER, TargetSpec
 
 TARGETS = {"quotes": TargetSpec("tools", "/v1/quotes*", "GET"), "llm": TargetSpec("tools", "/v1/chat*", api="openai")}
