@@ -120,10 +120,10 @@ class _ProxyThread:
         self.thread = threading.Thread(target=self._serve, name="flakeproxy-proxy", daemon=True)
 
     def _serve(self) -> None:
-        from flakeproxy.addons.server import ProxyServer  # the child's imports, once per process
-        from flakeproxy.config import load_config
-
         try:
+            from flakeproxy.addons.server import ProxyServer  # the child's imports, once per process
+            from flakeproxy.config import load_config
+
             config = load_config(self.config_path)
             env = {k: os.environ.get(f"FLAKEPROXY_{k.upper()}") or None for k in ("admin", "token")}
             self.server = ProxyServer(config, admin=env["admin"], token=env["token"])
