@@ -4,6 +4,7 @@ contract run in-process, and pytest-xdist's groups."""
 from __future__ import annotations
 
 import gc
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((REPO / "examples").rglob("*.yaml"))
+IN_PROCESS = "FLAKEPROXY_IN_PROCESS_PROXY"  # runner/local.py's switch
 
 #: folders whose tests share a session fixture (the demo's results): one xdist group, so it runs once
 ONE_GROUP = ("reports", "docker")
@@ -42,11 +44,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.xdist_group(group))
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Contract runs start their proxy in a thread of the runner's process (runner/local.py): the same proxy on real
+    sockets without the child's 2 s of imports. Set here, before any fixture, so that session and module fixtures'
+    runs get it too; FLAKEPROXY_IN_PROCESS_PROXY=0 in the environment runs every proxy as the child."""
+    os.environ.setdefault(IN_PROCESS, "1")
+
+
 @pytest.fixture(autouse=True)
-def _proxy_in_process(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Contract runs start their proxy in a thread of the runner's process (runner/local.py), the same proxy on
-    real sockets without the child's 2 s of imports; a test marked proxy_child runs the real child process."""
-    if request.node.get_closest_marker("proxy_child") is None:
-        monkeypatch.setenv("FLAKEPROXY_IN_PROCESS_PROXY", "1")
-    else:
-        monkeypatch.delenv("FLAKEPROXY_IN_PROCESS_PROXY", raising=False)
+def _proxy_child(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test marked proxy_child (or containers: run as users run it) gets the real child process."""
+    if any(request.node.get_closest_marker(name) for name in ("proxy_child", "containers")):
+        monkeypatch.delenv(IN_PROCESS, raising=False)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import IN_PROCESS, REPO
 from tests.support.shared import locked, run_folder
 
 SOURCES = ("pyproject.toml", "README.md", "flakeproxy", "addons", "runner")
@@ -22,7 +22,7 @@ _built: dict[str, Path] = {}
 
 
 #: what a user's environment lacks: the test venv's, and the suite's in-process proxy (runner/local.py)
-NOT_A_USERS = ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", "FLAKEPROXY_IN_PROCESS_PROXY")
+NOT_A_USERS = ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", IN_PROCESS)
 
 
 def user_env(**extra: str) -> dict[str, str]:
