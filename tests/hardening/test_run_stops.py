@@ -20,6 +20,8 @@ import pytest
 
 from tests.hardening.runs import contract_run, listening, run_world, wait_closed
 
+pytestmark = pytest.mark.proxy_child  # what happens to the runner's proxy child
+
 CRASHY = """
 calls = 0
 

@@ -36,6 +36,7 @@ def replay_cli(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.timeout(150)
+@pytest.mark.proxy_child  # replay, end to end
 def test_an_anchor_file_with_only_input_and_tool_responses_replays(tmp_path: Path) -> None:
     anchor = tmp_path / "anchor.yaml"
     anchor.write_text(yaml.safe_dump(ANCHOR, sort_keys=False))

@@ -88,6 +88,7 @@ def test_llm_written_mutations_are_generated_once_and_cached(tmp_path: Path) -> 
     assert first.ci.overall == pillars["mutation"].score and pillars["mutation"].share == 1.0
 
 
+@pytest.mark.proxy_child  # ci, end to end
 def test_a_critical_contract_failure_fails_ci_above_the_minimum(tmp_path: Path) -> None:
     with world(tmp_path, "naive") as w:
         ci_config(w)

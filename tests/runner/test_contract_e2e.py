@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from flakeproxy.results import RunResult
 from tests.runner.world import cli, journal, run, world
 
@@ -27,6 +29,7 @@ def test_careful_agent_passes_with_the_tool_down(tmp_path: Path) -> None:
     assert [e["status"] for e in journal(result, down)] == [503]
 
 
+@pytest.mark.proxy_child  # contract run, end to end
 def test_naive_agent_fails_the_critical_invariant_and_exits_1(tmp_path: Path) -> None:
     with world(tmp_path, "naive") as w:
         out = cli(w.config)
@@ -45,6 +48,7 @@ def test_naive_agent_fails_the_critical_invariant_and_exits_1(tmp_path: Path) ->
     assert "[1/3]" in out.stderr and "[3/3]" in out.stderr  # progress: one line per episode
 
 
+@pytest.mark.proxy_child  # contract score, end to end
 def test_contract_score_prints_the_number_alone(tmp_path: Path) -> None:
     with world(tmp_path, "careful") as w:
         out = cli(w.config, command="score")

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from flakeproxy.runner.demo.world import run_demo_sync
 
 SCENARIOS = [
@@ -62,6 +64,7 @@ def test_demo_matrices(tmp_path: Path) -> None:
     assert (tmp_path / "naive" / "results.json").exists() and (tmp_path / "careful" / "flakeproxy.yaml").exists()
 
 
+@pytest.mark.proxy_child  # demo, end to end
 def test_demo_command_exits_0_when_the_agents_behave_as_they_should(tmp_path: Path) -> None:
     out = subprocess.run(
         [sys.executable, "-m", "flakeproxy", "demo", "-q", "-o", str(tmp_path)],

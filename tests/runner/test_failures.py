@@ -39,6 +39,7 @@ def test_unreachable_agent_exits_3_with_one_line(tmp_path: Path) -> None:
     assert partial["complete"] is False and "unreachable" in partial["interrupted_by"]
 
 
+@pytest.mark.proxy_child  # the child is what dies
 def test_proxy_dying_mid_run_exits_3_and_keeps_the_results_so_far(tmp_path: Path) -> None:
     results = tmp_path / "out" / "results.json"
     killed: list[int] = []
@@ -83,6 +84,7 @@ def test_node_agent_runs_through_the_same_matrix(tmp_path: Path) -> None:
     assert episodes[calm["episodes"][0]]["answer"].startswith("AAPL trades at $189.50")
 
 
+@pytest.mark.proxy_child  # the child must be gone
 def test_sigterm_writes_the_results_and_stops_the_proxy(tmp_path: Path) -> None:
     """What CI cancellation and `docker stop` send: handled like Ctrl-C."""
     results = tmp_path / "out" / "results.json"
@@ -112,6 +114,7 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+@pytest.mark.proxy_child  # Ctrl-C with the child
 def test_ctrl_c_in_a_slotted_run_kills_the_command_agents_it_started(tmp_path: Path) -> None:
     """The command agents run in sessions of their own (a timeout kills their group), so a Ctrl-C at the
     terminal reaches only the runner: it must kill the ones still running, and say nothing but its one line."""

@@ -84,7 +84,7 @@ def test_the_seed_is_honoured(tmp_path: Path) -> None:
 
 def test_similarity_needs_no_download() -> None:
     """The similarity judge imports the standard library only: nothing to fetch at run time."""
-    tree = ast.parse((REPO / "flakeproxy" / "judges" / "similarity.py").read_text())
+    tree = ast.parse((REPO / "flakeproxy" / "judging" / "detectors" / "similarity.py").read_text())
     imported = {n.names[0].name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import)}
     imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     assert imported <= {"__future__", "math", "re", "collections"}

@@ -6,17 +6,30 @@ import asyncio
 import concurrent.futures
 import socket
 import threading
+from collections import deque
 from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+from tests.support.shared import worker
+
 T = TypeVar("T")
+_handed_out: deque[int] = deque(maxlen=256)
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A loopback port free now, that no other xdist worker of this run can be handed (the ports come in blocks of
+    64, block b belongs to worker b modulo n; not a port's own parity: Linux hands out odd ports to bind(0)), nor
+    one this process handed out lately (a test may not have bound it yet)."""
+    index, count = worker()
+    for _ in range(1000):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        if port // 64 % count == index and port not in _handed_out:
+            _handed_out.append(port)
+            return port
+    raise RuntimeError(f"no free loopback port for worker {index} of {count} in 1000 tries")
 
 
 class LoopThread:

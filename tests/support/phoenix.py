@@ -5,7 +5,6 @@ registry cannot be reached."""
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import subprocess
@@ -22,6 +21,7 @@ import pytest
 
 from tests.support.loops import free_port
 from tests.support.npm import CACHE_ROOT
+from tests.support.shared import locked
 
 SPEC = "arize-phoenix>=20.26,<21"
 CACHE = CACHE_ROOT / "phoenix-20"
@@ -48,9 +48,7 @@ def phoenix_python() -> Path:
     """The cached venv's python with Phoenix installed (installed now, under the lock, if it is not there)."""
     python = CACHE / "bin" / "python"
     done = CACHE / ".installed"
-    CACHE_ROOT.mkdir(parents=True, exist_ok=True)
-    with open(CACHE_ROOT / "phoenix.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with locked(CACHE_ROOT / "phoenix.lock"):
         if done.exists():
             return python
         subprocess.run([sys.executable, "-m", "venv", "--clear", str(CACHE)], check=True, timeout=120)

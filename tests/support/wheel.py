@@ -1,7 +1,8 @@
 """flakeproxy as a user installs it: the wheel built from this checkout, in a fresh venv (not editable).
 
-Built once per test session (about 20 s with a warm pip cache; pip fetches setuptools for the isolated
-build and the dependencies from the package registry or its cache)."""
+Built once per test run (about 20 s with a warm pip cache; pip fetches setuptools for the isolated build and the
+dependencies from the package registry or its cache): the first xdist worker to need it builds it under a file
+lock in the run's shared folder, the others wait and use it."""
 
 from __future__ import annotations
 
@@ -13,15 +14,20 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import IN_PROCESS, REPO
+from tests.support.shared import locked, run_folder
 
 SOURCES = ("pyproject.toml", "README.md", "flakeproxy", "addons", "runner")
 _built: dict[str, Path] = {}
 
 
+#: what a user's environment lacks: the test venv's, and the suite's in-process proxy (runner/local.py)
+NOT_A_USERS = ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", IN_PROCESS)
+
+
 def user_env(**extra: str) -> dict[str, str]:
-    """A user's environment: no PYTHONPATH, not inside the test venv."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    """A user's environment: no PYTHONPATH, not inside the test venv, the proxy a child process."""
+    env = {k: v for k, v in os.environ.items() if k not in NOT_A_USERS}
     return {**env, **extra}
 
 
@@ -30,9 +36,18 @@ def installed_bin(factory: pytest.TempPathFactory) -> Path:
     building leaves no build/ folder in the repository."""
     if "bin" in _built:
         return _built["bin"]
-    root = factory.mktemp("wheel")
+    root = run_folder(factory) / "wheel"
+    with locked(run_folder(factory) / "wheel.lock"):
+        if not (root / "venv" / ".installed").exists():
+            shutil.rmtree(root, ignore_errors=True)  # what a worker that failed left
+            _build(root)
+    _built["bin"] = root / "venv" / "bin"
+    return _built["bin"]
+
+
+def _build(root: Path) -> None:
     src, wheels, venv = root / "src", root / "wheels", root / "venv"
-    src.mkdir()
+    src.mkdir(parents=True)
     ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
     for name in SOURCES:
         item = REPO / name
@@ -45,8 +60,7 @@ def installed_bin(factory: pytest.TempPathFactory) -> Path:
     (wheel,) = wheels.glob("flakeproxy-*.whl")
     _ok([sys.executable, "-m", "venv", str(venv)], root)
     _ok([str(venv / "bin" / "python"), *pip, "install", str(wheel)], root)
-    _built["bin"] = venv / "bin"
-    return _built["bin"]
+    (venv / ".installed").write_text(wheel.name)
 
 
 def _ok(args: list[str], cwd: Path) -> None:
