@@ -57,8 +57,8 @@ def tool_calls(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def open_two(proxy: Proxy) -> tuple[str, str]:
-    down = proxy.control.ok("POST", "/cells", {"label": "d", "scenario": DOWN, "trace_id": TRACE_A})["id"]
-    calm = proxy.control.ok("POST", "/cells", {"label": "c", "scenario": None, "trace_id": TRACE_B})["id"]
+    down = proxy.control.ok("POST", "/episodes", {"label": "d", "scenario": DOWN, "trace_id": TRACE_A})["id"]
+    calm = proxy.control.ok("POST", "/episodes", {"label": "c", "scenario": None, "trace_id": TRACE_B})["id"]
     return str(down), str(calm)
 
 
@@ -70,10 +70,10 @@ def test_meta_traceparent_ties_each_call_to_its_episode(world: tuple[McpServer, 
     assert failed.is_error and failed.content[0].text == "search down"
     assert not passed.is_error and "189.50" in passed.content[0].text
     assert server.calls["web_search"] == before + 1  # only the calm episode's call reached the server
-    journals = {cell: tool_calls(proxy.control.end(cell)) for cell in (down, calm)}
-    for cell, trace in ((down, TRACE_A), (calm, TRACE_B)):
-        [call] = journals[cell]
-        assert call["cell"] == cell and trace in call["request_body"]  # the trace id came in the body's _meta
+    journals = {episode: tool_calls(proxy.control.end(episode)) for episode in (down, calm)}
+    for episode, trace in ((down, TRACE_A), (calm, TRACE_B)):
+        [call] = journals[episode]
+        assert call["episode"] == episode and trace in call["request_body"]  # the trace id came in the body's _meta
         assert not {"traceparent", "baggage"} & {name.lower() for name in call["request_headers"]}
     assert journals[down][0]["fault"]["kind"] == "is_error" and journals[calm][0]["fault"] is None
 
@@ -84,7 +84,7 @@ def test_meta_baggage_names_the_episode(world: tuple[McpServer, Proxy]) -> None:
     carrier = {**traceparent("1" * 32), "baggage": f"flakeproxy.episode={down}"}  # a trace no episode has
     assert search(proxy, carrier).is_error
     [call] = tool_calls(proxy.control.end(down))
-    assert call["cell"] == down and call["fault"]["kind"] == "is_error" and call["fault"]["applied"]
+    assert call["episode"] == down and call["fault"]["kind"] == "is_error" and call["fault"]["applied"]
     assert tool_calls(proxy.control.end(calm)) == []
 
 
@@ -96,4 +96,4 @@ def test_without_meta_the_call_is_reported_not_guessed(world: tuple[McpServer, P
     assert server.calls["web_search"] == before + 1
     calls = tool_calls(proxy.control.journal())
     [call] = calls
-    assert call["cell"] is None and sorted(call["cell_candidates"]) == sorted([down, calm])
+    assert call["episode"] is None and sorted(call["episode_candidates"]) == sorted([down, calm])
