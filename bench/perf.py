@@ -146,7 +146,7 @@ def wrk(port: int, seconds: float, script: Path) -> tuple[int, float]:
     """(requests done, seconds): POSTs on 16 connections from 2 threads for `seconds`."""
     script.write_text(WRK_SCRIPT % POST_BODY.decode())
     out = subprocess.run(
-        ["wrk", "-t2", "-c16", f"-d{seconds:.1f}s", "-s", str(script), f"http://127.0.0.1:{port}/json"],
+        ["wrk", "-t2", "-c16", f"-d{max(1, round(seconds))}s", "-s", str(script), f"http://127.0.0.1:{port}/json"],
         capture_output=True,
         text=True,
         check=True,
@@ -230,7 +230,7 @@ def start_rows(args: argparse.Namespace, up: int, folder: Path) -> list[Row]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds per measure (default 3)")
-    parser.add_argument("--seconds", type=float, default=4.0, help="seconds per wrk round (default 4)")
+    parser.add_argument("--seconds", type=int, default=4, help="seconds per wrk round (default 4)")
     parser.add_argument("--rss-after", type=int, default=20000, help="requests before RSS is read (default 20000)")
     parser.add_argument("--episodes", type=int, default=100, help="episodes of the long contract run (default 100)")
     parser.add_argument("--skip-contract", action="store_true", help="only the proxy rows")

@@ -15,9 +15,13 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import flakeproxy
 from flakeproxy.errors import InfrastructureError
+
+if TYPE_CHECKING:
+    from flakeproxy.config import FlakeproxyConfig
 
 # Run as `python -P -c CHILD <our package folder> <runner pid> proxy -c CONFIG`. It ends when the runner dies, by
 # any signal (it runs in a session of its own, so the runner's process group signals do not reach it).
@@ -46,14 +50,20 @@ class LocalProxy:
         self.config_path = config_path
         self.process: asyncio.subprocess.Process | None = None
 
+    async def launch(self) -> None:
+        """Start the child without waiting for it: its imports and start-up overlap the runner's own
+        (issue 23); `start()` then waits for its ready line."""
+        if self.process is None:
+            self.process = await asyncio.create_subprocess_exec(
+                *proxy_command(self.config_path),
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,
+            )
+
     async def start(self) -> None:
-        self.process = await asyncio.create_subprocess_exec(
-            *proxy_command(self.config_path),
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
-        )
-        assert self.process.stdout is not None
+        await self.launch()
+        assert self.process is not None and self.process.stdout is not None
         try:
             line = await asyncio.wait_for(self.process.stdout.readline(), 30)
         except TimeoutError:
@@ -82,3 +92,19 @@ class LocalProxy:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.process.pid, signal.SIGKILL)
             await self.process.wait()
+
+
+def needs_local_proxy(config: FlakeproxyConfig) -> bool:
+    """A local run with something on the wire to break starts its own proxy (a sidecar's runs use proxy.admin_url)."""
+    proxy = config.proxy
+    return proxy.admin_url is None and bool(proxy.listeners or proxy.forward)
+
+
+async def launch_local(config: FlakeproxyConfig, config_path: str) -> LocalProxy | None:
+    """Launch the run's local proxy, if it has one, before anything else (issue 23: the proxy's start overlaps
+    the runner's imports and planning); hand it to run_contract_async, which stops it whatever happens."""
+    if not needs_local_proxy(config):
+        return None
+    local = LocalProxy(config_path)
+    await local.launch()
+    return local
