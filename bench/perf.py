@@ -153,8 +153,12 @@ def wrk(port: int, seconds: float, script: Path) -> tuple[int, float]:
     ).stdout
     line = next(x for x in out.splitlines() if "requests in" in x)
     count, took = line.split()[0], line.split("requests in")[1].split(",")[0].strip()
-    if "Non-2xx" in out or "Socket errors" in out:
-        raise SystemExit(f"wrk saw errors through port {port}:\n{out}")
+    if "Non-2xx" in out:
+        raise SystemExit(f"wrk saw error answers through port {port}:\n{out}")
+    if "Socket errors" in out:  # timeouts (2 s) on an overloaded machine: counted, and said
+        print(
+            f"note: port {port}: {next(x for x in out.splitlines() if 'Socket errors' in x).strip()}", file=sys.stderr
+        )
     return int(count), _seconds(took)
 
 
@@ -186,9 +190,8 @@ def proxy_rows(args: argparse.Namespace, up: int, folder: Path) -> list[Row]:
         # at least rss_after requests through each before RSS is read
         for proxy in (plain, ours):
             while (left := args.rss_after - sent[proxy.name]) > 0:
-                sent[proxy.name] += wrk(proxy.port, 0.5 + left / statistics.median(rps[proxy.name]), folder / "p.lua")[
-                    0
-                ]
+                seconds = min(30.0, 0.5 + left / statistics.median(rps[proxy.name]))
+                sent[proxy.name] += wrk(proxy.port, seconds, folder / "p.lua")[0]
         rss = {proxy.name: proxy.rss_mib() for proxy in (plain, ours)}
     counts = f"{sent[ours.name] / 1000:.0f}k / {sent[plain.name] / 1000:.0f}k"
     med = statistics.median
