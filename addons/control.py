@@ -27,7 +27,7 @@ from flakeproxy.addons.control_input import (
     json_object,
     optional_str,
 )
-from flakeproxy.addons.json_out import json_list_response
+from flakeproxy.addons.json_out import INLINE_ITEMS, json_list_response
 from flakeproxy.addons.replay_routes import ROUTES as REPLAY_ROUTES
 from flakeproxy.addons.span_routes import ROUTES as SPAN_ROUTES
 from flakeproxy.config import FlakeproxyConfig, Scenario
@@ -232,7 +232,10 @@ class ControlApi:
         for hook in self.on_cell_end:
             await hook(cell.id, cell.label)
         entries = self.journal.for_cell(cell.id)
-        secrets = await asyncio.to_thread(cell_secrets, self.journal.redactor, entries)
+        if len(entries) <= INLINE_ITEMS:  # an episode's few entries: no thread hop
+            secrets = cell_secrets(self.journal.redactor, entries)
+        else:
+            secrets = await asyncio.to_thread(cell_secrets, self.journal.redactor, entries)
         snapshots = [e.snapshot(known=secrets[0]) for e in entries]
         head = {**self._cell_view(cell), "unsettled": unsettled}
         if texts is not None:
