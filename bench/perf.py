@@ -237,7 +237,8 @@ def main() -> None:
     parser.add_argument("--rss-after", type=int, default=20000, help="requests before RSS is read (default 20000)")
     parser.add_argument("--episodes", type=int, default=100, help="episodes of the long contract run (default 100)")
     parser.add_argument("--skip-contract", action="store_true", help="only the proxy rows")
-    parser.add_argument("--markdown", action="store_true", help="the table as Markdown, for the README")
+    parser.add_argument("--markdown", action="store_true", help="the table as Markdown")
+    parser.add_argument("--readme", action="store_true", help="also write it into README.md's performance section")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is not installed (apt-get install wrk)")
@@ -260,6 +261,20 @@ def main() -> None:
         f"{args.rounds} alternating rounds; load average {load[0]:.2f} at the start, {end_load[0]:.2f} at the end"
     )
     print(table(rows, args.markdown))
+    if args.readme:
+        head = f"`bench/perf.py`, {started}, load average {load[0]:.2f} at the start and {end_load[0]:.2f} at the end"
+        write_readme(f"{head} ({os.cpu_count()} cores, shared):\n\n{table(rows, markdown=True)}")
+
+
+BEGIN, END = "<!-- bench/perf.py: generated, do not edit -->", "<!-- end of bench/perf.py -->"
+
+
+def write_readme(text: str) -> None:
+    """Replace what lies between the markers in README.md's performance section with `text`."""
+    readme = HERE.parent / "README.md"
+    content = readme.read_text()
+    start, end = content.index(BEGIN) + len(BEGIN), content.index(END)
+    readme.write_text(content[:start] + "\n" + text + "\n" + content[end:])
 
 
 if __name__ == "__main__":
