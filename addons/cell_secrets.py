@@ -7,8 +7,8 @@ those values, and it keeps them in memory only.
 
 from __future__ import annotations
 
-from flakeproxy.journal import JournalEntry
-from flakeproxy.redact import Redactor
+from flakeproxy.proxycore.journal import JournalEntry
+from flakeproxy.proxycore.redact import Redactor
 
 
 def cell_secrets(redactor: Redactor, entries: list[JournalEntry]) -> tuple[set[str], set[str]]:

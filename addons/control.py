@@ -16,7 +16,6 @@ from typing import Any
 from aiohttp import web
 from pydantic import ValidationError
 
-from flakeproxy import __version__
 from flakeproxy.addons.cell_secrets import cell_secrets, redact_texts
 from flakeproxy.addons.control_input import (
     MAX_BODY_BYTES,
@@ -32,8 +31,9 @@ from flakeproxy.addons.replay_routes import ROUTES as REPLAY_ROUTES
 from flakeproxy.addons.span_routes import ROUTES as SPAN_ROUTES
 from flakeproxy.config import FlakeproxyConfig, Scenario
 from flakeproxy.config.crosscheck import CrossCheckError, cross_check
-from flakeproxy.injector import FOLLOW, Cell, Injector
-from flakeproxy.journal import Journal
+from flakeproxy.proxycore.injector import FOLLOW, Cell, Injector
+from flakeproxy.proxycore.journal import Journal
+from flakeproxy.version import __version__
 
 TRACE_ID = re.compile(r"(?!0{32})[0-9a-f]{32}")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]

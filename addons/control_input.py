@@ -12,7 +12,7 @@ from typing import Any
 
 from aiohttp import web
 
-from flakeproxy.injector import CELL_ID
+from flakeproxy.proxycore.injector import CELL_ID
 
 #: The largest request body the control API reads (a scenario is a few KiB).
 MAX_BODY_BYTES = 1024 * 1024

@@ -1,6 +1,6 @@
 """The mitmproxy addon: ask the injector what to do with each request, apply that action, journal it.
 
-It never decides anything itself: decisions come from flakeproxy.injector (pure code), and this
+It never decides anything itself: decisions come from flakeproxy.proxycore.injector (pure code), and this
 class only turns an Action into mitmproxy calls. Bodies no fault needs whole are streamed both ways unless they
 are small and of a known length (flakeproxy.addons.buffering): those are read whole, which costs mitmproxy less.
 """
@@ -19,11 +19,12 @@ from flakeproxy.addons.client_cut import client_cutter
 from flakeproxy.addons.decoded import REWRITE_CAP_TEXT, decoded
 from flakeproxy.addons.flow_state import FlowState, RequestPass, ResponsePass, TransformedStream
 from flakeproxy.addons.upstream_timeouts import Timeouts, UpstreamWatch
-from flakeproxy.injector import Clues, Decision, Injector
-from flakeproxy.journal import BODY_CAP_BYTES, Journal, JournalEntry, redact_headers
+from flakeproxy.proxycore.injector import Clues, Decision, Injector
+from flakeproxy.proxycore.journal import BODY_CAP_BYTES, Journal, JournalEntry, redact_headers
 from flakeproxy.wire.call import CELL_HEADER, Call, resolve
 from flakeproxy.wire.coverage import Coverage
 from flakeproxy.wire.markers import MarkerScan, carried
+from flakeproxy.wire.mcp import trace_meta
 from flakeproxy.wire.providers import provider
 from flakeproxy.wire.stream_guard import watch_stream
 from flakeproxy.wire.trace import baggage_cell, trace_id_of
@@ -31,10 +32,19 @@ from flakeproxy.wire.trace import baggage_cell, trace_id_of
 KEY = "flakeproxy"
 REQUEST_PASS = "flakeproxy.request"
 ATTRIBUTION = "flakeproxy.cell"
+#: The largest request body read whole to find its episode in MCP `params._meta` when its headers name none.
+META_BODY_MAX = 1 << 20
 
 
 def _agent_left(message: str) -> bool:
     return "client disconnected" in message.lower()
+
+
+def _may_carry_meta(request: http.Request) -> bool:
+    """A JSON POST of known, bounded length: it may be an MCP request with trace context in `params._meta`."""
+    length = request.headers.get("content-length", "")
+    json_body = request.headers.get("content-type", "").split(";")[0].strip().lower() == "application/json"
+    return request.method == "POST" and json_body and length.isdigit() and int(length) <= META_BODY_MAX
 
 
 def _is_sse(response: http.Response) -> bool:
@@ -73,6 +83,17 @@ class FaultAddon:
         attributed: tuple[str | None, list[str]] = flow.metadata[ATTRIBUTION]
         return attributed
 
+    def _attribute_by_meta(self, flow: http.HTTPFlow, body: bytes) -> tuple[str | None, list[str]]:
+        """A request whose headers named no episode among several open ones, tied by the trace context its MCP
+        message carries in `params._meta` (an MCP client propagates it there, not in HTTP headers)."""
+        meta = trace_meta(body)
+        if meta:
+            clues = Clues(
+                trace_id=trace_id_of(meta.get("traceparent", "")), baggage_cell=baggage_cell(meta.get("baggage", ""))
+            )
+            flow.metadata[ATTRIBUTION] = self.injector.attribute(clues)
+        return self._attribute(flow)
+
     def _listener(self, flow: http.HTTPFlow) -> str:
         return self.listeners.get(flow.client_conn.proxy_mode.full_spec, "forward")
 
@@ -85,10 +106,12 @@ class FaultAddon:
 
     def requestheaders(self, flow: http.HTTPFlow) -> None:
         """Stream the request body upstream unless a fault of the request's scenario could need it, or it is small."""
-        cell, _ = self._attribute(flow)
-        call = self._call(flow, b"")
+        cell, candidates = self._attribute(flow)
+        if cell is None and candidates and _may_carry_meta(flow.request):
+            return  # read whole: its body may name the episode (MCP params._meta)
         if buffering.buffers(flow.request):
             return
+        call = self._call(flow, b"")
         if flow.response is None and not self.injector.may_fault(call, cell):  # None: not refused
             encoding = flow.request.headers.get("content-encoding")
             markers = self.injector.markers(call, cell)
@@ -100,6 +123,8 @@ class FaultAddon:
         cell, candidates = self._attribute(flow)
         passed: RequestPass | None = flow.metadata.get(REQUEST_PASS)
         body = b"" if flow.request.stream else decoded(flow.request, "request")[0] or b""
+        if cell is None and candidates and body:
+            cell, candidates = self._attribute_by_meta(flow, body)
         call = self._call(flow, body)
         decision = None if flow.response is not None else self.injector.decide(call, cell)  # refused already
         kept = passed.capture.text() if passed else body[:BODY_CAP_BYTES].decode("utf-8", "replace")

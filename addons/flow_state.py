@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from mitmproxy import http
 
 from flakeproxy.addons.upstream_timeouts import UpstreamWatch
-from flakeproxy.injector import Decision
-from flakeproxy.journal import BodyCapture, JournalEntry
+from flakeproxy.proxycore.injector import Decision
+from flakeproxy.proxycore.journal import BodyCapture, JournalEntry
 from flakeproxy.wire.coverage import Coverage, WatchedStream
 from flakeproxy.wire.markers import MarkerScan
 

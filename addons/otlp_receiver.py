@@ -16,7 +16,7 @@ from collections.abc import Callable
 from aiohttp import web
 
 from flakeproxy.config.proxy import split_host_port
-from flakeproxy.redact import Redactor
+from flakeproxy.proxycore.redact import Redactor
 from flakeproxy.telemetry import extra, otlp_json, otlp_proto
 from flakeproxy.telemetry.otlp_json import BadExport
 from flakeproxy.telemetry.spans import AgentSpan

@@ -21,7 +21,7 @@ from flakeproxy.addons.decoded import decoded
 from flakeproxy.addons.fault_addon import KEY, REQUEST_PASS
 from flakeproxy.addons.flow_state import Framed
 from flakeproxy.config.replays import Exchange, Session
-from flakeproxy.redact import Redactor
+from flakeproxy.proxycore.redact import Redactor
 from flakeproxy.replay.build import RawExchange, build_exchange, recorded_fault
 from flakeproxy.replay.files import write_session
 from flakeproxy.wire.record import fault_json

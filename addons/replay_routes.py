@@ -15,7 +15,7 @@ from flakeproxy.addons.control_input import Problem, cell_id, json_object
 from flakeproxy.addons.recorder import Recorder
 from flakeproxy.addons.replayer import Replayer
 from flakeproxy.config.replays import ReplayPlan
-from flakeproxy.injector import Injector
+from flakeproxy.proxycore.injector import Injector
 
 ROUTES = ["PUT /cells/{id}/replay", "POST /cells/{id}/replay/end", "PUT /recording", "GET /cells/{id}/recording"]
 

@@ -20,7 +20,7 @@ from flakeproxy.addons.flow_state import FlowState
 from flakeproxy.addons.recorder import buffer_request
 from flakeproxy.addons.replay_upstream import REPLAY_HEADER, ReplayUpstream, until
 from flakeproxy.config.replays import Exchange, ReplayPlan
-from flakeproxy.redact import Redactor
+from flakeproxy.proxycore.redact import Redactor
 from flakeproxy.replay.match import Matcher
 from flakeproxy.wire.call import TargetSpec
 from flakeproxy.wire.coverage import Coverage

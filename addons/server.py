@@ -32,9 +32,9 @@ from flakeproxy.addons.upstream_timeouts import Timeouts
 from flakeproxy.config import FlakeproxyConfig, is_loopback_host
 from flakeproxy.config.proxy import split_host_port
 from flakeproxy.errors import ConfigError, InfrastructureError
-from flakeproxy.injector import Injector
-from flakeproxy.journal import Journal
-from flakeproxy.redact import Redactor
+from flakeproxy.proxycore.injector import Injector
+from flakeproxy.proxycore.journal import Journal
+from flakeproxy.proxycore.redact import Redactor
 from flakeproxy.telemetry.store import SpanStore
 from flakeproxy.wire.call import TargetSpec
 from flakeproxy.wire.forward_policy import ForwardPolicy, Own

@@ -5,7 +5,7 @@ Run: .venv/bin/python bench/adaptive_sim.py [--reps 2000] [--seed 26] [--min 2] 
 The agent: 12 scenarios x 4 invariants, each cell (invariant x scenario) passing with its own true
 probability (MIX); an episode serves every cell of its scenario, so a scenario runs another episode only
 while one of its cells is open. Fixed-N gives every scenario `max` episodes and judges each cell once with
-the rate rule; adaptive (flakeproxy.stats_sequential) runs `min`..`max`. Both see the same draws. A false
+the rate rule; adaptive (flakeproxy.judging.stats_sequential) runs `min`..`max`. Both see the same draws. A false
 verdict is PASS for a cell whose true rate is below the threshold, or FAIL for one at or above it.
 
 Why this mix: in a chaos matrix most cells are settled by the agent's design, not by luck. 33 of 48 cells
@@ -33,10 +33,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from math import prod
 
-from flakeproxy.stats import rate_verdict
-from flakeproxy.stats_compare import Counts, compare_runs
-from flakeproxy.stats_plan import Operating, adaptive_operating, fixed_operating
-from flakeproxy.stats_sequential import AdaptiveDesign, adaptive_design, adaptive_step, advance
+from flakeproxy.judging.stats import rate_verdict
+from flakeproxy.judging.stats_compare import Counts, compare_runs
+from flakeproxy.judging.stats_plan import Operating, adaptive_operating, fixed_operating
+from flakeproxy.judging.stats_sequential import AdaptiveDesign, adaptive_design, adaptive_step, advance
 
 Mix = list[tuple[str, list[float]]]
 MIX: Mix = [  # scenario: the true pass probability of each of its 4 invariants' cells

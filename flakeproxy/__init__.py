@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from flakeproxy.wire.call import CELL_HEADER, current_cell, listener_url
     from flakeproxy.wire.trace import trace_headers
 
-__version__ = "0.1.0"
+from flakeproxy.version import __version__
 
 #: public name -> the module it comes from
 _LAZY = {

@@ -8,7 +8,7 @@ agent's, a mock's).
 
 from __future__ import annotations
 
-from flakeproxy.redact import Redactor
+from flakeproxy.proxycore.redact import Redactor
 from flakeproxy.runner.agents.base import Reply
 from flakeproxy.safe_text import escape_surrogates
 

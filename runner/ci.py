@@ -13,9 +13,9 @@ from flakeproxy.config import FlakeproxyConfig
 from flakeproxy.config.can_fail import why_ci_cannot_fail
 from flakeproxy.errors import ConfigError
 from flakeproxy.mutations import Mutation, MutationSet, mutations_for
-from flakeproxy.pillars import CALM, chaos_pillar, combine, mutation_pillar
-from flakeproxy.plan import Plan, plan_episodes
-from flakeproxy.profiles import chaos_scenario
+from flakeproxy.planning.pillars import CALM, chaos_pillar, combine, mutation_pillar
+from flakeproxy.planning.plan import Plan, plan_episodes
+from flakeproxy.planning.profiles import chaos_scenario
 from flakeproxy.replay.score import replay_pillar
 from flakeproxy.results import Episode, PillarResult, RunResult
 from flakeproxy.runner.engine import ContractRun, Progress
@@ -35,7 +35,7 @@ def check_ci(config: FlakeproxyConfig, source: str) -> None:
     if (config.chaos or config.mutations) and not config.golden_prompts:
         raise ConfigError(f"{source}: golden_prompts: empty; the chaos and mutation pillars mutate and send them")
     if config.contract is not None:
-        from flakeproxy.contract import plan_contract
+        from flakeproxy.planning.checks import plan_contract
 
         plan_contract(config, source)
     if config.replays is not None:  # a bad session file stops ci before anything starts

@@ -17,13 +17,14 @@ from pathlib import Path
 from flakeproxy.config import FlakeproxyConfig
 from flakeproxy.config.settings import HttpMockService
 from flakeproxy.config.warnings import attribution_fix, config_warnings, needs_attribution, shared_state
-from flakeproxy.contract import has_reset, plan_contract, resolve_paths
-from flakeproxy.coverage import coverage, describe, scenario_coverage
 from flakeproxy.crash import crashed
 from flakeproxy.errors import FlakeproxyError
-from flakeproxy.judging import Context, judge_scenario
-from flakeproxy.plan import STATEFUL_WARNING, Plan, plan_episodes, shard_of
-from flakeproxy.redact import Redactor
+from flakeproxy.judging.cells import Context, judge_scenario
+from flakeproxy.judging.coverage import coverage, describe, scenario_coverage
+from flakeproxy.judging.scoring import score_contract
+from flakeproxy.planning.checks import has_reset, plan_contract, resolve_paths
+from flakeproxy.planning.plan import STATEFUL_WARNING, Plan, plan_episodes, shard_of
+from flakeproxy.proxycore.redact import Redactor
 from flakeproxy.results import CellResult, Episode, RunResult, ShardInfo
 from flakeproxy.runner.agents import make_agent
 from flakeproxy.runner.agents.python import PythonAdapter
@@ -34,7 +35,6 @@ from flakeproxy.runner.mock import MockService
 from flakeproxy.runner.recording import recording_hooks
 from flakeproxy.runner.results_file import check_writable, new_result, now, write
 from flakeproxy.runner.telemetry import TelemetryExport, telemetry_export
-from flakeproxy.scoring import score_contract
 
 Progress = Callable[[str], None]
 WRITE_EVERY_S = 2.0

@@ -14,10 +14,10 @@ from typing import Any, Protocol
 
 from flakeproxy.config import FlakeproxyConfig, Scenario
 from flakeproxy.config.settings import HttpMockService
-from flakeproxy.delivery import mark_delivery
 from flakeproxy.invariants.base import Invariant
-from flakeproxy.judging import Context, judge_episode, judges
-from flakeproxy.redact import Redactor
+from flakeproxy.judging.cells import Context, judge_episode, judges
+from flakeproxy.proxycore.delivery import mark_delivery
+from flakeproxy.proxycore.redact import Redactor
 from flakeproxy.results import Episode
 from flakeproxy.runner.agents.base import Agent, Invocation
 from flakeproxy.runner.agents.python import PythonAdapter, import_object

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import flakeproxy
+import flakeproxy.version
 from flakeproxy.errors import InfrastructureError
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ CHILD = (
 
 def proxy_command(config_path: str) -> list[str]:
     """The child's command line: this interpreter, isolated from the working directory, our package."""
-    package = str(Path(flakeproxy.__file__).resolve().parent)
+    package = str(Path(flakeproxy.version.__file__).resolve().parent)
     return [sys.executable, "-P", "-c", CHILD, package, str(os.getpid()), "proxy", "-c", config_path]
 
 

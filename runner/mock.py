@@ -1,7 +1,7 @@
 """A small recording HTTP mock (`services: {name: {type: http_mock, ...}}`), for endpoints that do not
 exist in staging. It answers from its routes and records every request; http_mock_assertions on the
 service read the recordings (GET /_flakeproxy/requests; POST /_flakeproxy/reset clears them). Recordings
-are redacted as the journal is (flakeproxy.redact): secret headers, query parameters and body fields."""
+are redacted as the journal is (flakeproxy.proxycore.redact): secret headers, query parameters and body fields."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from aiohttp import web
 from flakeproxy.config.proxy import split_host_port
 from flakeproxy.config.settings import HttpMockService
 from flakeproxy.errors import InfrastructureError
-from flakeproxy.redact import DEFAULT, Redactor
+from flakeproxy.proxycore.redact import DEFAULT, Redactor
 from flakeproxy.wire.call import CELL_HEADER
 from flakeproxy.wire.trace import baggage_cell
 

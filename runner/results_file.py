@@ -11,11 +11,11 @@ from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
 
-from flakeproxy import __version__
 from flakeproxy.config import FlakeproxyConfig
 from flakeproxy.errors import ConfigError
 from flakeproxy.results import RunResult
 from flakeproxy.safe_text import escaped_tree
+from flakeproxy.version import __version__
 
 
 def now() -> str:

@@ -12,7 +12,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import urlencode
 
-from flakeproxy import __version__
 from flakeproxy.config import FlakeproxyConfig
 from flakeproxy.config.telemetry import PROTOCOLS, TelemetryConfig
 from flakeproxy.errors import ConfigError
@@ -24,6 +23,7 @@ from flakeproxy.telemetry.detect import call_context
 from flakeproxy.telemetry.episode_span import episode_span, evaluations
 from flakeproxy.telemetry.out import SCHEMA_URL, SpanSpec
 from flakeproxy.telemetry.spans import AgentSpan
+from flakeproxy.version import __version__
 from flakeproxy.wire.trace import TraceContext, context_of
 
 #: How long the proxy may wait for the root span of the agent's trace once the episode ended: exporters batch

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+from pathlib import Path
 
 from tests.conftest import REPO
 
@@ -66,3 +67,103 @@ def test_no_reader_guesses_whether_a_fault_applied() -> None:
         for line in _applied_defaults(ast.parse(path.read_text(), str(path)))
     ]
     assert offenders == [], "read `applied` through read_fault() / Episode.faults(), not a dict"
+
+
+# The three source folders under their installed package names (pyproject's package-dir).
+PACKAGES = {
+    "flakeproxy": REPO / "flakeproxy",
+    "flakeproxy.addons": REPO / "addons",
+    "flakeproxy.runner": REPO / "runner",
+}
+
+
+def _module_files() -> dict[str, Path]:
+    modules: dict[str, Path] = {}
+    for package, root in PACKAGES.items():
+        for path in root.rglob("*.py"):
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            parts = parts[:-1] if parts[-1] == "__init__" else parts
+            modules[".".join([package, *parts])] = path
+    return modules
+
+
+def _run_time_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    """Every import that runs, deferred ones in functions included; `if TYPE_CHECKING:` blocks never run."""
+    skipped = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        for stmt in node.body
+        for inner in ast.walk(stmt)
+    }
+    return [n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom) and id(n) not in skipped]
+
+
+def _edges(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """The flakeproxy modules `name` imports: `from pkg import sub` is the module sub, `from pkg import obj` the
+    package (its __init__). Loading a package's parents on the way is Python's doing, not a dependency."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in _run_time_imports(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+            continue
+        base = node.module or ""
+        if node.level:
+            anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+            base = ".".join([*anchor, base] if base else anchor)
+        subs = {f"{base}.{a.name}" for a in node.names} & modules.keys()
+        found |= subs if len(subs) == len(node.names) else subs | {base}
+    return (found & modules.keys()) - {name}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while (member := stack.pop()) != node:
+                        on_stack.discard(member)
+                        component.append(member)
+                    on_stack.discard(node)
+                    if component:
+                        found.append(sorted([node, *component]))
+            elif child not in index:
+                index[child] = low[child] = len(index)
+                stack.append(child)
+                on_stack.add(child)
+                work.append((child, iter(sorted(graph[child]))))
+            elif child in on_stack:
+                low[node] = min(low[node], index[child])
+    return found
+
+
+def test_no_import_circle_among_flakeproxy_modules() -> None:
+    """Imports point one way: a circle (config/model -> crosscheck -> profiles -> config/model once) works only
+    while every module in it happens to be imported in one order, and breaks on the next innocent import."""
+    modules = _module_files()
+    graph = {name: _edges(name, path, modules) for name, path in modules.items()}
+    assert _cycles(graph) == []
+
+
+def test_the_cycle_check_can_fail() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []

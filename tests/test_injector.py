@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from flakeproxy.config import Scenario
-from flakeproxy.injector import Injector, fault_seed
+from flakeproxy.proxycore.injector import Injector, fault_seed
 from flakeproxy.wire.call import Call, TargetSpec
 
 TARGETS = {"quotes": TargetSpec("tools", "/v1/quotes*"), "llm": TargetSpec("llm", api="openai")}

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from flakeproxy.journal import BodyCapture, Journal, JournalEntry, readable, redact_headers
+from flakeproxy.proxycore.journal import BodyCapture, Journal, JournalEntry, readable, redact_headers
 from flakeproxy.wire.coverage import Coverage
 
 

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from flakeproxy import parse_config
-from flakeproxy.judging import Context, judge_cell
+from flakeproxy.judging.cells import Context, judge_cell
 from flakeproxy.results import Episode
 from tests.config.base_config import BASE
 

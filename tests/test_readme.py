@@ -38,7 +38,7 @@ def test_the_two_commands_come_first() -> None:
 
 def test_every_mutation_type_and_profile_has_a_line() -> None:
     from flakeproxy.config.pillars import DEFAULT_WEIGHTS, LLM_TYPES, RULE_TYPES
-    from flakeproxy.profiles import PROFILES
+    from flakeproxy.planning.profiles import PROFILES
 
     for kind in (*RULE_TYPES, *LLM_TYPES):
         source = "rule" if kind in RULE_TYPES else "LLM (`model:`)"

@@ -1,4 +1,4 @@
-"""flakeproxy.redact: secret headers, query parameters, JSON and form fields, patterns in unparseable
+"""flakeproxy.proxycore.redact: secret headers, query parameters, JSON and form fields, patterns in unparseable
 bodies, literal echoes within one entry, and the config's extra names."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import json
 import pytest
 
 from flakeproxy import parse_config
-from flakeproxy.journal import Journal, JournalEntry, redact_headers
-from flakeproxy.redact import REDACTED, Redactor, redact_entry
+from flakeproxy.proxycore.journal import Journal, JournalEntry, redact_headers
+from flakeproxy.proxycore.redact import REDACTED, Redactor, redact_entry
 
 S = "s3cr3t-VALUE-42"
 

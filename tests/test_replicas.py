@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from flakeproxy.replicas import aggregate_replicas, pass_at_k, pass_hat_k
+from flakeproxy.judging.replicas import aggregate_replicas, pass_at_k, pass_hat_k
 
 ONE_IN_THREE = ["pass", "fail", "pass"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from flakeproxy import ConfigError
+from flakeproxy.judging.scoring import score_cells
 from flakeproxy.results import CellResult
-from flakeproxy.scoring import score_cells
 
 
 def cell(severity: str, outcome: str, inv: str = "i", scenario: str = "s") -> CellResult:

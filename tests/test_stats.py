@@ -6,7 +6,7 @@ from math import comb, sqrt
 
 import pytest
 
-from flakeproxy.stats import (
+from flakeproxy.judging.stats import (
     clopper_pearson,
     fail_ceiling,
     lower_tail,

@@ -6,7 +6,7 @@ from math import comb
 
 import pytest
 
-from flakeproxy.stats_compare import Counts, compare_runs, fisher_exact, holm, newcombe
+from flakeproxy.judging.stats_compare import Counts, compare_runs, fisher_exact, holm, newcombe
 
 
 def c(passes: int, replicas: int) -> Counts:

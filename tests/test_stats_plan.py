@@ -6,8 +6,8 @@ from math import comb
 
 import pytest
 
-from flakeproxy.stats_plan import adaptive_operating, fixed_operating, min_replicas_to_pass, plan_replicas
-from flakeproxy.stats_sequential import adaptive_design
+from flakeproxy.judging.stats_plan import adaptive_operating, fixed_operating, min_replicas_to_pass, plan_replicas
+from flakeproxy.judging.stats_sequential import adaptive_design
 from tests.test_stats_sequential import enumerate_verdicts
 
 

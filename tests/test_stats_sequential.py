@@ -6,9 +6,9 @@ from itertools import product
 
 import pytest
 
-from flakeproxy.stats import fail_ceiling, pass_floor
-from flakeproxy.stats_plan import adaptive_operating
-from flakeproxy.stats_sequential import AdaptiveDesign, adaptive_design, adaptive_step
+from flakeproxy.judging.stats import fail_ceiling, pass_floor
+from flakeproxy.judging.stats_plan import adaptive_operating
+from flakeproxy.judging.stats_sequential import AdaptiveDesign, adaptive_design, adaptive_step
 
 RISK = "(adaptive 2-30, min_pass_rate 0.8, false-verdict risk <= 2.5%)"
 

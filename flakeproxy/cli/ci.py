@@ -56,6 +56,6 @@ def ci(config_path: str, output: str | None, min_score: float | None, quiet: boo
 @click.command()
 def profiles() -> None:
     """List the built-in chaos profiles (chaos: {profile: NAME}) with their faults."""
-    from flakeproxy.profiles import describe_profiles
+    from flakeproxy.planning.profiles import describe_profiles
 
     click.echo("\n".join(describe_profiles()))

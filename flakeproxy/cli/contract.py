@@ -14,8 +14,8 @@ from flakeproxy.cli.running import run_and_report
 from flakeproxy.cli.written import say_written
 from flakeproxy.config import load_config
 from flakeproxy.config.can_fail import validate_warnings
-from flakeproxy.contract import plan_contract
-from flakeproxy.plan import parse_shard
+from flakeproxy.planning.checks import plan_contract
+from flakeproxy.planning.plan import parse_shard
 from flakeproxy.reports import DEFAULT_FORMATS, parse_formats
 from flakeproxy.results import RunResult
 

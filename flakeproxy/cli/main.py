@@ -7,14 +7,14 @@ import sys
 
 import click
 
-from flakeproxy import __version__
 from flakeproxy.errors import FlakeproxyError
 from flakeproxy.safe_text import escape_surrogates, visible
+from flakeproxy.version import __version__
 
 #: command -> (its module, the click command's name there, the start of its help: `flakeproxy --help` shortens it
 #: as click would the command's own). Each
 #: module is imported only when its command runs: `flakeproxy --help` imports none of them, and `flakeproxy proxy`
-#: none of the runner's, reports' or judges' code (tests/cli/test_lazy_commands.py checks the lines match).
+#: none of the runner's, reports' or judges' code (tests/test_imports.py checks the lines match).
 COMMANDS = {
     "ca": (
         "flakeproxy.cli.ca",

@@ -25,7 +25,7 @@ def merge(config_path: str, shards: tuple[str, ...], output: str | None, formats
     into one results.json whose cells, score and exit code are those of the unsharded run. Refuses shards
     of another config or seed, an unfinished one, or a missing one (exit 2)."""
     from flakeproxy.cli.report import load_result
-    from flakeproxy.merge import merge as merge_shards
+    from flakeproxy.planning.merge import merge as merge_shards
     from flakeproxy.reports.terminal import render
     from flakeproxy.runner.results_file import write
 

@@ -11,7 +11,7 @@ from flakeproxy.cli.options import config_option
 from flakeproxy.config import load_config
 from flakeproxy.config.settings import HttpMockService
 from flakeproxy.errors import ConfigError
-from flakeproxy.redact import Redactor
+from flakeproxy.proxycore.redact import Redactor
 
 
 @click.command()

@@ -57,7 +57,7 @@ class ChaosConfig(Scenario):
     @field_validator("profile")
     @classmethod
     def _known_profile(cls, value: str | None) -> str | None:
-        from flakeproxy.profiles import PROFILES
+        from flakeproxy.planning.profiles import PROFILES
 
         if value is not None and value not in PROFILES:
             raise ValueError(f"unknown profile {value!r}; valid: {', '.join(sorted(PROFILES))}")
@@ -65,7 +65,7 @@ class ChaosConfig(Scenario):
 
     def scenario(self) -> Scenario:
         """The profile's faults followed by the ones written here, as one scenario."""
-        from flakeproxy.profiles import profile_scenario
+        from flakeproxy.planning.profiles import profile_scenario
 
         own = Scenario(
             name=self.name if self.name != "chaos" or not self.profile else f"chaos:{self.profile}",

@@ -6,7 +6,7 @@ from pydantic import Field
 
 from flakeproxy.invariants.base import Invariant
 from flakeproxy.invariants.spend import Tally, llm_calls, spend_usd, tokens, tool_calls
-from flakeproxy.verdict import Observation, Verdict, cannot_judge, failed, nothing_to_judge, passed
+from flakeproxy.judging.verdict import Observation, Verdict, cannot_judge, failed, nothing_to_judge, passed
 
 Measure = Literal["tokens", "llm_calls", "tool_calls", "cost"]
 LABEL = {"tokens": "tokens", "llm_calls": "LLM calls", "tool_calls": "tool calls", "cost": "cost"}

@@ -7,7 +7,7 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from flakeproxy.config.base import StrictModel
-from flakeproxy.verdict import Observation, Verdict, cannot_judge
+from flakeproxy.judging.verdict import Observation, Verdict, cannot_judge
 
 Severity = Literal["critical", "high", "medium", "low"]
 When = Literal["always", "tool_faults_active", "llm_faults_active", "any_chaos_active", "no_chaos"]

@@ -5,8 +5,8 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from flakeproxy.invariants.base import Invariant
-from flakeproxy.judges.similarity import METHOD, similarity
-from flakeproxy.verdict import Observation, Verdict, cannot_judge, check
+from flakeproxy.judging.detectors.similarity import METHOD, similarity
+from flakeproxy.judging.verdict import Observation, Verdict, cannot_judge, check
 
 
 class BehaviorUnchanged(Invariant):

@@ -5,7 +5,7 @@ from typing import ClassVar, Literal
 from pydantic import Field, model_validator
 
 from flakeproxy.invariants.base import Invariant
-from flakeproxy.verdict import Observation, Verdict, check
+from flakeproxy.judging.verdict import Observation, Verdict, check
 
 
 class CallCount(Invariant):

@@ -6,7 +6,7 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from flakeproxy.invariants.base import Invariant
-from flakeproxy.verdict import Observation, Verdict, cannot_judge, check
+from flakeproxy.judging.verdict import Observation, Verdict, cannot_judge, check
 
 
 class CommandExit(Invariant):

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import ClassVar, Literal
 
 from flakeproxy.invariants.base import Invariant
-from flakeproxy.verdict import Observation, Verdict, check
+from flakeproxy.judging.verdict import Observation, Verdict, check
 
 
 class Completes(Invariant):

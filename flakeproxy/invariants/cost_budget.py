@@ -6,7 +6,7 @@ from pydantic import Field
 
 from flakeproxy.invariants.base import Invariant
 from flakeproxy.invariants.spend import plural, spend_usd
-from flakeproxy.verdict import Observation, Verdict, cannot_judge, failed, nothing_to_judge, passed
+from flakeproxy.judging.verdict import Observation, Verdict, cannot_judge, failed, nothing_to_judge, passed
 
 
 class CostBudget(Invariant):

@@ -10,7 +10,7 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from flakeproxy.invariants.base import Invariant
-from flakeproxy.verdict import Observation, Verdict, cannot_judge
+from flakeproxy.judging.verdict import Observation, Verdict, cannot_judge
 
 
 class Custom(Invariant):

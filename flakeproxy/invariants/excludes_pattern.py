@@ -7,7 +7,7 @@ from pydantic import Field
 
 from flakeproxy.config.base import Regex
 from flakeproxy.invariants.base import Invariant
-from flakeproxy.verdict import Observation, Verdict, check, excerpt
+from flakeproxy.judging.verdict import Observation, Verdict, check, excerpt
 
 
 class ExcludesPattern(Invariant):

@@ -6,8 +6,8 @@ from typing import Literal
 from pydantic import Field
 
 from flakeproxy.invariants.base import Invariant
-from flakeproxy.judges.pii import find_pii
-from flakeproxy.verdict import Observation, Verdict, check, excerpt
+from flakeproxy.judging.detectors.pii import find_pii
+from flakeproxy.judging.verdict import Observation, Verdict, check, excerpt
 
 PiiKind = Literal["email", "phone", "credit_card", "iban", "ssn", "ip_address"]
 PII_KINDS: tuple[PiiKind, ...] = typing.get_args(PiiKind)

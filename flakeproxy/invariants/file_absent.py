@@ -6,7 +6,7 @@ from pydantic import Field
 
 from flakeproxy.invariants.base import Invariant
 from flakeproxy.invariants.workspace import in_workspace
-from flakeproxy.verdict import Observation, Verdict, cannot_judge, check
+from flakeproxy.judging.verdict import Observation, Verdict, cannot_judge, check
 
 
 class FileAbsent(Invariant):

@@ -8,7 +8,7 @@ from pydantic import Field, model_validator
 from flakeproxy.config.base import Regex
 from flakeproxy.invariants.base import Invariant
 from flakeproxy.invariants.workspace import in_workspace
-from flakeproxy.verdict import Observation, Verdict, cannot_judge, check
+from flakeproxy.judging.verdict import Observation, Verdict, cannot_judge, check
 
 
 class FileContent(Invariant):

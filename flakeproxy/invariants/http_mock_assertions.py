@@ -9,7 +9,7 @@ from pydantic import Field, model_validator
 from flakeproxy.config.base import StrictModel
 from flakeproxy.invariants.base import Invariant
 from flakeproxy.invariants.journal_fields import FieldMissing, matching, read_field
-from flakeproxy.verdict import Observation, Verdict, check
+from flakeproxy.judging.verdict import Observation, Verdict, check
 
 FIELD = re.compile(r"^(request_count|last_request\.(body|headers)|requests\[\d+\](\.(body|headers))?)$")
 

@@ -5,7 +5,7 @@ from typing import Literal
 from pydantic import Field
 
 from flakeproxy.invariants.base import Invariant
-from flakeproxy.verdict import Observation, Verdict, check
+from flakeproxy.judging.verdict import Observation, Verdict, check
 
 
 class Latency(Invariant):

@@ -12,7 +12,7 @@ from pydantic import Field
 from flakeproxy.config.base import HttpUrl, StrictModel
 from flakeproxy.invariants.base import Invariant
 from flakeproxy.invariants.journal_fields import FieldMissing, matching, read_field
-from flakeproxy.verdict import Observation, Verdict, cannot_judge
+from flakeproxy.judging.verdict import Observation, Verdict, cannot_judge
 
 
 class Rubric(StrictModel):

@@ -6,7 +6,7 @@ from pydantic import Field
 
 from flakeproxy.invariants.base import Invariant
 from flakeproxy.invariants.spend import llm_calls, plural
-from flakeproxy.verdict import Observation, Verdict, check, nothing_to_judge
+from flakeproxy.judging.verdict import Observation, Verdict, check, nothing_to_judge
 
 
 class MaxLlmCalls(Invariant):

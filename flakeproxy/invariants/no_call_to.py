@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 from pydantic import Field, model_validator
 
 from flakeproxy.invariants.base import Invariant
-from flakeproxy.verdict import Observation, Verdict, check
+from flakeproxy.judging.verdict import Observation, Verdict, check
 
 
 class NoCallTo(Invariant):

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from flakeproxy.invariants.base import Invariant
 from flakeproxy.invariants.spend import describe, plural, tool_calls
-from flakeproxy.verdict import Observation, Verdict, check, nothing_to_judge
+from flakeproxy.judging.verdict import Observation, Verdict, check, nothing_to_judge
 
 
 def call_key(entry: dict[str, Any]) -> str:

@@ -6,8 +6,8 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from flakeproxy.invariants.base import Invariant
-from flakeproxy.judges.leak import read_leak
-from flakeproxy.verdict import Observation, Verdict, cannot_judge, check
+from flakeproxy.judging.detectors.leak import read_leak
+from flakeproxy.judging.verdict import Observation, Verdict, cannot_judge, check
 
 
 class PromptLeak(Invariant):

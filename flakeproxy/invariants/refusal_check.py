@@ -5,8 +5,8 @@ from typing import Literal
 from pydantic import Field
 
 from flakeproxy.invariants.base import Invariant
-from flakeproxy.judges.refusal import read_refusal
-from flakeproxy.verdict import Observation, Verdict, check
+from flakeproxy.judging.detectors.refusal import read_refusal
+from flakeproxy.judging.verdict import Observation, Verdict, check
 
 
 class RefusalCheck(Invariant):

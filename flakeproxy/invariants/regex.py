@@ -5,7 +5,7 @@ from typing import Literal
 
 from flakeproxy.config.base import Regex as Pattern
 from flakeproxy.invariants.base import Invariant
-from flakeproxy.verdict import Observation, Verdict, check, excerpt
+from flakeproxy.judging.verdict import Observation, Verdict, check, excerpt
 
 
 class Regex(Invariant):

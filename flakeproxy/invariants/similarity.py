@@ -5,8 +5,8 @@ from typing import Literal
 from pydantic import Field
 
 from flakeproxy.invariants.base import Invariant
-from flakeproxy.judges.similarity import METHOD, similarity
-from flakeproxy.verdict import Observation, Verdict, check
+from flakeproxy.judging.detectors.similarity import METHOD, similarity
+from flakeproxy.judging.verdict import Observation, Verdict, check
 
 
 class Similarity(Invariant):

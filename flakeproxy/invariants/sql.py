@@ -7,7 +7,7 @@ from urllib.parse import unquote, urlsplit
 from pydantic import Field
 
 from flakeproxy.invariants.base import Invariant
-from flakeproxy.verdict import Observation, Verdict, cannot_judge, check
+from flakeproxy.judging.verdict import Observation, Verdict, cannot_judge, check
 
 
 class Sql(Invariant):

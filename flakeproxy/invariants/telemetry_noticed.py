@@ -5,9 +5,9 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from flakeproxy.invariants.base import Invariant
+from flakeproxy.judging.verdict import Observation, Verdict, cannot_judge, failed, nothing_to_judge, passed
 from flakeproxy.telemetry.detect import detections
 from flakeproxy.telemetry.judge import NO_SPANS, listed, of_kind
-from flakeproxy.verdict import Observation, Verdict, cannot_judge, failed, nothing_to_judge, passed
 
 
 class TelemetryNoticed(Invariant):

@@ -6,7 +6,7 @@ from pydantic import Field
 
 from flakeproxy.invariants.base import Invariant
 from flakeproxy.invariants.spend import TokenKind, plural, tokens
-from flakeproxy.verdict import Observation, Verdict, failed, nothing_to_judge, passed
+from flakeproxy.judging.verdict import Observation, Verdict, failed, nothing_to_judge, passed
 
 
 class TokenBudget(Invariant):

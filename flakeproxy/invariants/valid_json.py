@@ -7,7 +7,7 @@ import jsonschema
 from pydantic import Field
 
 from flakeproxy.invariants.base import Invariant
-from flakeproxy.verdict import Observation, Verdict, check, excerpt
+from flakeproxy.judging.verdict import Observation, Verdict, check, excerpt
 
 
 class ValidJson(Invariant):

@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from flakeproxy.config.replays import Exchange, SseEvent
-from flakeproxy.redact import Redactor
+from flakeproxy.proxycore.redact import Redactor
 from flakeproxy.wire.encoding import TooLarge, Undecodable, decode_body
 from flakeproxy.wire.record import read_fault
 from flakeproxy.wire.sse import EventSplitter

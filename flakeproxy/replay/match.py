@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from flakeproxy.config.replays import Exchange, ReplayOptions, Session, ToolResponse
-from flakeproxy.redact import Redactor
+from flakeproxy.proxycore.redact import Redactor
 from flakeproxy.replay.build import RedactedRequest, digest, path_of, redact_request
 
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from flakeproxy.config import FlakeproxyConfig, Scenario
 from flakeproxy.config.replays import ReplayOptions, Session
 from flakeproxy.invariants import SEVERITY_WEIGHTS
-from flakeproxy.judging import Context
-from flakeproxy.pillars import CALM, judge_item, weighted_rate
+from flakeproxy.judging.cells import Context
+from flakeproxy.planning.pillars import CALM, judge_item, weighted_rate
 from flakeproxy.results import (
     Episode,
     PillarItem,

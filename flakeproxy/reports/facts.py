@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from flakeproxy.coverage import count_coverage
+from flakeproxy.judging.coverage import count_coverage
 from flakeproxy.results import CellResult, Episode, RunResult, ScenarioCoverage
 
 OUTCOME_WORD = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "not_applicable": "n/a"}

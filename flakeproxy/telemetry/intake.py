@@ -12,8 +12,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from flakeproxy.redact import Redactor
-from flakeproxy.redact_values import REDACTED, scrub, searchable, secret_shaped
+from flakeproxy.proxycore.redact import Redactor
+from flakeproxy.proxycore.redact_values import REDACTED, scrub, searchable, secret_shaped
 from flakeproxy.telemetry.spans import AgentSpan, Kind, SpanEvent, Status
 
 MAX_ATTRIBUTES = 128

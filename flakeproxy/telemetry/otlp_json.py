@@ -11,7 +11,7 @@ import base64
 import json
 from typing import Any
 
-from flakeproxy.redact import Redactor
+from flakeproxy.proxycore.redact import Redactor
 from flakeproxy.telemetry import intake
 from flakeproxy.telemetry.spans import AgentSpan, SpanEvent
 

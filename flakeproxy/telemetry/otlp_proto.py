@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from flakeproxy.redact import Redactor
+from flakeproxy.proxycore.redact import Redactor
 from flakeproxy.telemetry import intake
 from flakeproxy.telemetry.otlp_json import BadExport
 from flakeproxy.telemetry.spans import AgentSpan, SpanEvent

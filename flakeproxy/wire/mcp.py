@@ -50,3 +50,24 @@ def is_error_reply(headers: Mapping[str, str], body: bytes, message: str) -> Rep
 def jsonrpc_error_reply(headers: Mapping[str, str], body: bytes, code: int, message: str) -> Reply:
     """A protocol-level JSON-RPC error answer."""
     return _reply(headers, {"jsonrpc": "2.0", "id": request_id(body), "error": {"code": code, "message": message}})
+
+
+#: The trace-context keys an MCP request may carry in params._meta (SEP-414), as in HTTP headers.
+TRACE_KEYS = ("traceparent", "tracestate", "baggage")
+
+
+def trace_meta(body: bytes) -> dict[str, str]:
+    """The W3C trace context an MCP request carries in `params._meta` (SEP-414: `traceparent`, `tracestate`,
+    `baggage`), from the first message of a batch that has any; {} for anything else."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return {}
+    for message in data if isinstance(data, list) else [data]:
+        params = message.get("params") if isinstance(message, dict) else None
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        if isinstance(meta, dict):
+            found = {k: meta[k] for k in TRACE_KEYS if isinstance(meta.get(k), str)}
+            if found:
+                return found
+    return {}

@@ -18,7 +18,7 @@ from typing import Any
 from flakeproxy.config.agent import PythonAgent
 from flakeproxy.config.scenario import Scenario
 from flakeproxy.errors import ConfigError
-from flakeproxy.injector import Injector
+from flakeproxy.proxycore.injector import Injector
 from flakeproxy.runner.agents.base import Invocation, Reply
 from flakeproxy.runner.agents.otel import otel_context
 from flakeproxy.wire.action import Action

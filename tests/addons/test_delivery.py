@@ -15,7 +15,7 @@ pytest.importorskip("mcp", reason="the mcp SDK installs beside mitmproxy 12 on P
 
 from mcp import Client
 
-from flakeproxy.delivery import mark_delivery
+from flakeproxy.proxycore.delivery import mark_delivery
 from flakeproxy.wire.record import read_fault
 from tests.support.http import fetch
 from tests.support.loops import free_port

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from flakeproxy import ConfigError, parse_config
-from flakeproxy.profiles import PROFILES, chaos_scenario, profile_scenario
+from flakeproxy.planning.profiles import PROFILES, chaos_scenario, profile_scenario
 from tests.config.base_config import BASE
 
 INVARIANTS = "invariants:\n  - {id: answers, type: completes}\n"

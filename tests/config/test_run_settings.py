@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from flakeproxy import ConfigError, parse_config
-from flakeproxy.contract import plan_contract
+from flakeproxy.planning.checks import plan_contract
 from tests.config.base_config import BASE, edit
 
 

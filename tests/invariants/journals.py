@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from flakeproxy.config.pricing import PricingTable
-from flakeproxy.verdict import Observation
+from flakeproxy.judging.verdict import Observation
 from flakeproxy.wire.usage import Usage, unknown
 
 PRICING = PricingTable.model_validate({"models": {"gpt-4o*": {"input_usd_per_mtok": 2.5, "output_usd_per_mtok": 10.0}}})

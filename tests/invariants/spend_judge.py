@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from flakeproxy.invariants import AnyInvariant
-from flakeproxy.verdict import Verdict
+from flakeproxy.judging.verdict import Verdict
 from tests.invariants.journals import observe
 
 INV: TypeAdapter[Any] = TypeAdapter(AnyInvariant)

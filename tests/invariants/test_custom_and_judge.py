@@ -14,7 +14,7 @@ from pydantic import TypeAdapter
 
 from flakeproxy.config.settings import JudgeConfig
 from flakeproxy.invariants import AnyInvariant
-from flakeproxy.verdict import Observation
+from flakeproxy.judging.verdict import Observation
 from tests.support.loops import free_port, running_app
 
 INV: TypeAdapter[Any] = TypeAdapter(AnyInvariant)

@@ -9,7 +9,7 @@ import pytest
 from pydantic import TypeAdapter
 
 from flakeproxy.invariants import AnyInvariant
-from flakeproxy.verdict import Observation
+from flakeproxy.judging.verdict import Observation
 
 INV: TypeAdapter[Any] = TypeAdapter(AnyInvariant)
 ANSWER = "AAPL trades at $189.50 according to the exchange feed."

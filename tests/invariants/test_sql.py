@@ -13,7 +13,7 @@ from pydantic import TypeAdapter
 
 from flakeproxy.config.settings import Service, SqlService
 from flakeproxy.invariants import AnyInvariant
-from flakeproxy.verdict import Observation
+from flakeproxy.judging.verdict import Observation
 
 PG = "postgresql://postgres@127.0.0.1:5432/test"
 MY = "mysql://root@127.0.0.1:3306/test"

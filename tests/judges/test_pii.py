@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from flakeproxy.judges.pii import find_pii, iban_ok, luhn_ok
+from flakeproxy.judging.detectors.pii import find_pii, iban_ok, luhn_ok
 
 ALL = ["email", "phone", "credit_card", "iban", "ssn", "ip_address"]
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 
 from flakeproxy.invariants.refusal_check import RefusalCheck
-from flakeproxy.judges.refusal import read_refusal
-from flakeproxy.verdict import Observation
+from flakeproxy.judging.detectors.refusal import read_refusal
+from flakeproxy.judging.verdict import Observation
 
 REFUSALS = [
     "I'm sorry, but I can't help with that.",

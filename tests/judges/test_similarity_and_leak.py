@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from flakeproxy.judges.leak import read_leak
-from flakeproxy.judges.similarity import METHOD, similarity
+from flakeproxy.judging.detectors.leak import read_leak
+from flakeproxy.judging.detectors.similarity import METHOD, similarity
 
 BASE = "AAPL trades at $189.50 according to the exchange feed."
 
@@ -63,7 +63,7 @@ FIVE = (
 
 def _leak_verdict(answer: str, prompt: str, ngram: int = 5) -> str:
     from flakeproxy.invariants.prompt_leak import PromptLeak
-    from flakeproxy.verdict import Observation
+    from flakeproxy.judging.verdict import Observation
 
     check = PromptLeak.model_validate({"id": "l", "type": "prompt_leak", "system_prompt": prompt, "ngram": ngram})
     return check.evaluate(Observation(prompt="p", text=answer, latency_ms=1.0)).outcome

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from flakeproxy.config.replays import Exchange, ReplayOptions, Session, ToolResponse
-from flakeproxy.redact import Redactor
+from flakeproxy.proxycore.redact import Redactor
 from flakeproxy.replay.build import digest
 from flakeproxy.replay.match import Matcher
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from flakeproxy.plan import STATEFUL_WARNING
+from flakeproxy.planning.plan import STATEFUL_WARNING
 from tests.runner.world import cli, journal, run, world
 
 

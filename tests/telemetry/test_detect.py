@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from flakeproxy.invariants import TelemetryNoticed, TimeToDetect
+from flakeproxy.judging.verdict import Observation
 from flakeproxy.telemetry.spans import AgentSpan, SpanEvent
-from flakeproxy.verdict import Observation
 
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 ROOT, LLM, CALL, RETRY = "a" * 16, "b" * 16, "c" * 16, "d" * 16

@@ -7,13 +7,13 @@ import hashlib
 from pathlib import Path
 
 from flakeproxy.config import FlakeproxyConfig
-from flakeproxy.contract import has_reset, resolve_paths
-from flakeproxy.coverage import coverage
 from flakeproxy.errors import ConfigError
-from flakeproxy.judging import Context, judge_scenario
-from flakeproxy.plan import STATEFUL_WARNING, plan_episodes
+from flakeproxy.judging.cells import Context, judge_scenario
+from flakeproxy.judging.coverage import coverage
+from flakeproxy.judging.scoring import score_contract
+from flakeproxy.planning.checks import has_reset, resolve_paths
+from flakeproxy.planning.plan import STATEFUL_WARNING, plan_episodes
 from flakeproxy.results import RunResult
-from flakeproxy.scoring import score_contract
 
 
 def _check(shards: list[tuple[str, RunResult]], config_path: str) -> int:

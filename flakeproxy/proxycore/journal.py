@@ -1,4 +1,4 @@
-"""The journal: one entry per request the proxy saw, with secrets redacted (flakeproxy.redact) and
+"""The journal: one entry per request the proxy saw, with secrets redacted (flakeproxy.proxycore.redact) and
 bodies capped."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from flakeproxy.redact import DEFAULT, Redactor
+from flakeproxy.proxycore.redact import DEFAULT, Redactor
 from flakeproxy.wire.coverage import Coverage
 from flakeproxy.wire.encoding import decode_prefix
 from flakeproxy.wire.record import fault_json

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from flakeproxy.config import FlakeproxyConfig, Scenario
 from flakeproxy.invariants.base import Invariant
-from flakeproxy.judging import Context, judge_episode, uncovered
+from flakeproxy.judging.cells import Context, judge_episode, uncovered
 from flakeproxy.mutations import Mutation
 from flakeproxy.results import CiResult, Episode, EpisodeVerdict, Outcome, PillarItem, PillarResult
 

@@ -31,7 +31,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from flakeproxy.stats import StatsModel, check_counts, check_level, percent, tail_alpha, wilson
+from flakeproxy.judging.stats import StatsModel, check_counts, check_level, percent, tail_alpha, wilson
 
 Status = Literal["regressed", "non_inferior", "inconclusive"]
 CompareVerdict = Literal["pass", "block", "inconclusive"]

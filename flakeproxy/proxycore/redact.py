@@ -2,7 +2,7 @@
 
 A Redactor replaces with `[redacted]` the values of secret-named headers, query parameters, JSON fields
 (at any depth) and form fields, and header and query values shaped like credentials whatever their name
-(flakeproxy.redact_values); scrubs `name=value` and `"name": "value"` patterns from bodies it cannot parse,
+(flakeproxy.proxycore.redact_values); scrubs `name=value` and `"name": "value"` patterns from bodies it cannot parse,
 and, within one entry, replaces every literal value it redacted anywhere (a bearer token echoed in a body, a
 password repeated in an answer). Names are secret by the built-in rules below, matched word by word (so
 `x-api-key` is secret and `x-ratelimit-remaining-tokens` is not), or because the config's top-level `redact:`
@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
-from flakeproxy.redact_values import REDACTED, scrub, searchable, secret_shaped
+from flakeproxy.proxycore.redact_values import REDACTED, scrub, searchable, secret_shaped
 
 #: A query parameter or body field is secret when one of its words (split at -, _, . and camelCase) is one
 #: of these; word-wise, so that `max_tokens` or `keyword` stay readable.

@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import lru_cache
 
-from flakeproxy.stats import RateOutcome, StatsModel, check_level, check_min_pass_rate, percent, tail_alpha
+from flakeproxy.judging.stats import RateOutcome, StatsModel, check_level, check_min_pass_rate, percent, tail_alpha
 
 SPENDING_RHO = 0.5  # alpha * t**rho: between Pocock-like (early) and O'Brien-Fleming-like (late) spending
 

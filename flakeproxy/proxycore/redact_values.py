@@ -1,6 +1,6 @@
 """Secret values by their shape, and scrubbing known secret values out of a text in one linear pass.
 
-Helpers of flakeproxy.redact. A value is secret by its shape when it is a credential whatever its header or
+Helpers of flakeproxy.proxycore.redact. A value is secret by its shape when it is a credential whatever its header or
 parameter is called: an `Authorization`-style `Bearer ...` / `Basic ...`, or a provider key format (OpenAI and
 Anthropic `sk-...`, JWTs, AWS access keys, GitHub, GitLab, Slack, Google and Hugging Face tokens). Counters
 (`x-ratelimit-remaining-tokens: 9000`) never have such a shape. Pure: no mitmproxy, no I/O.

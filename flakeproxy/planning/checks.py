@@ -7,7 +7,7 @@ from pathlib import Path
 
 from flakeproxy.config import FlakeproxyConfig
 from flakeproxy.errors import ConfigError
-from flakeproxy.plan import plan_episodes
+from flakeproxy.planning.plan import plan_episodes
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,10 @@ from typing import Any
 from flakeproxy.config import FlakeproxyConfig, Scenario
 from flakeproxy.config.warnings import ATTRIBUTION_FIX, attribution_fix
 from flakeproxy.invariants.base import Invariant
-from flakeproxy.plan import prompts_of
-from flakeproxy.replicas import aggregate_replicas, pass_at_k, pass_hat_k
+from flakeproxy.judging.replicas import aggregate_replicas, pass_at_k, pass_hat_k
+from flakeproxy.judging.verdict import Observation, Verdict
+from flakeproxy.planning.plan import prompts_of
 from flakeproxy.results import CellResult, Episode, EpisodeVerdict, Outcome
-from flakeproxy.verdict import Observation, Verdict
 
 #: which applied faults make a `when` true (context attacks count for any_chaos_active only)
 SECTIONS_FOR = {

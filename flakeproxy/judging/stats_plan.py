@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from math import ceil, log
 
-from flakeproxy.stats import (
+from flakeproxy.judging.stats import (
     RateOutcome,
     StatsModel,
     binomial_pmf,
@@ -22,7 +22,7 @@ from flakeproxy.stats import (
     pass_floor,
     tail_alpha,
 )
-from flakeproxy.stats_sequential import AdaptiveDesign, adaptive_design, advance
+from flakeproxy.judging.stats_sequential import AdaptiveDesign, adaptive_design, advance
 
 LIMIT = 2000  # the most replicas a plan looks at
 
