@@ -165,6 +165,8 @@ class Journal:
         self.max_bytes = max_bytes
         self.redactor = redactor or DEFAULT  # the config's: Redactor(config.redact)
         self._entries: deque[JournalEntry] = deque()
+        #: cell id -> its entries still held, in seq order: ending an episode reads its own, not the whole journal
+        self._by_cell: dict[str, deque[JournalEntry]] = {}
         self.bytes = 0
         self.dropped = 0
         self._seq = 0
@@ -181,6 +183,8 @@ class Journal:
         entry.redactor = entry.redactor or self.redactor
         entry.accounted = entry.weight()
         self._entries.append(entry)
+        if entry.cell is not None:
+            self._by_cell.setdefault(entry.cell, deque()).append(entry)
         self.bytes += entry.accounted
         self._trim()
 
@@ -195,19 +199,23 @@ class Journal:
     def _trim(self) -> None:
         while self.bytes > self.max_bytes and len(self._entries) > 1:
             old = self._entries.popleft()
+            if old.cell is not None and (same := self._by_cell.get(old.cell)):
+                same.popleft()  # the oldest of the journal is the oldest of its cell
+                if not same:
+                    del self._by_cell[old.cell]
             self.bytes -= old.accounted
             old.accounted = 0
             self.dropped += 1
 
     def for_cell(self, cell_id: str) -> list[JournalEntry]:
-        return [e for e in self._entries if e.cell == cell_id]
+        return list(self._by_cell.get(cell_id, ()))
 
     async def wait_delivered(self, cell_id: str, timeout_s: float = SETTLE_S) -> list[int]:
         """Wait (at most timeout_s) until the agent has all it will get of every exchange of a cell, so that no
         entry is read half-decided; the seqs of those still open after that."""
         deadline = time.monotonic() + timeout_s
         while True:
-            open_ = [e.seq for e in self._entries if e.cell == cell_id and not e.delivered]
+            open_ = [e.seq for e in self._by_cell.get(cell_id, ()) if not e.delivered]
             if not open_ or time.monotonic() >= deadline:
                 return open_
             await asyncio.sleep(0.005)
@@ -232,5 +240,6 @@ class Journal:
         for entry in self._entries:
             entry.accounted = 0
         self._entries.clear()
+        self._by_cell.clear()
         self.bytes = 0
         self.dropped = 0
