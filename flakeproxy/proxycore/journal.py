@@ -34,6 +34,8 @@ class BodyCapture:
     """Keeps the first `cap` bytes of a body and counts all of it; `encoding` is the body's
     Content-Encoding when it is captured as it came on the wire."""
 
+    __slots__ = ("_kept", "_parts", "cap", "encoding", "size")
+
     def __init__(self, cap: int = BODY_CAP_BYTES, encoding: str | None = None) -> None:
         self.cap = cap
         self.encoding = encoding
@@ -64,7 +66,7 @@ class BodyCapture:
         return self.size > self._kept
 
 
-@dataclass
+@dataclass(slots=True)  # slots: a long run holds tens of thousands of these (issue 23, RSS)
 class JournalEntry:
     """What happened to one request. `cell` is None when it could not be attributed to one cell."""
 
