@@ -80,7 +80,7 @@ class Proxy:
 
 def port_accepts(port: int) -> Callable[[subprocess.Popen[bytes]], None]:
     def ready(child: subprocess.Popen[bytes]) -> None:
-        wait_for_fast(port)
+        wait_for(port, timeout=60, poll=0.002)  # a fine poll: launch to ready is timed by it
 
     return ready
 
@@ -90,18 +90,6 @@ def ready_line(child: subprocess.Popen[bytes]) -> None:
     line = child.stdout.readline()
     if not line.startswith(b"flakeproxy proxy ready"):
         raise SystemExit(f"flakeproxy did not start: {line!r}")
-
-
-def wait_for_fast(port: int, timeout: float = 20) -> None:
-    import socket
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.002)
-    raise SystemExit(f"nothing listens on 127.0.0.1:{port} after {timeout}s")
 
 
 def proxies(up: int, folder: Path, streaming: bool = False) -> tuple[Proxy, Proxy]:

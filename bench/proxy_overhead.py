@@ -39,13 +39,13 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_for(port: int, timeout: float = 15) -> None:
+def wait_for(port: int, timeout: float = 15, poll: float = 0.05) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with socket.socket() as s:
             if s.connect_ex(("127.0.0.1", port)) == 0:
                 return
-        time.sleep(0.05)
+        time.sleep(poll)
     raise SystemExit(f"nothing listens on 127.0.0.1:{port} after {timeout}s")
 
 
