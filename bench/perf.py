@@ -19,7 +19,6 @@ README's performance section, with the date and load.
 from __future__ import annotations
 
 import argparse
-import http.client
 import os
 import shutil
 import statistics
@@ -34,7 +33,7 @@ from pathlib import Path
 
 from _table import Row, table
 from perf_contract import contract_rows
-from proxy_overhead import BIN, HERE, first_event, flakeproxy_config, free_port, put, wait_for
+from proxy_overhead import BIN, HERE, first_event, flakeproxy_config, free_port, latencies, put, wait_for
 
 POST_BODY = b'{"symbol": "AAPL", "fields": ["price", "currency"]}'
 WRK_SCRIPT = """
@@ -116,20 +115,6 @@ def running(*items: Proxy) -> Iterator[None]:
             proxy.stop()
 
 
-def posts(port: int, n: int) -> list[float]:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    out = []
-    for _ in range(n):
-        start = time.perf_counter()
-        conn.request("POST", "/json", body=POST_BODY, headers={"content-type": "application/json"})
-        response = conn.getresponse()
-        response.read()
-        out.append(time.perf_counter() - start)
-        assert response.status == 200, response.status
-    conn.close()
-    return out
-
-
 def wrk(port: int, seconds: float, script: Path) -> tuple[int, float]:
     """(requests done, seconds): POSTs on 16 connections from 2 threads for `seconds`."""
     script.write_text(WRK_SCRIPT % POST_BODY.decode())
@@ -165,11 +150,11 @@ def proxy_rows(args: argparse.Namespace, up: int, folder: Path) -> list[Row]:
     sent = dict.fromkeys(p50, 0)
     with running(plain, ours):
         for proxy in (plain, ours):
-            posts(proxy.port, 100)  # warm up
+            latencies(proxy.port, 100, body=POST_BODY)  # warm up
             sent[proxy.name] += 100
         for _ in range(args.rounds):
             for proxy in (plain, ours):
-                p50[proxy.name].append(statistics.median(posts(proxy.port, 300)))
+                p50[proxy.name].append(statistics.median(latencies(proxy.port, 300, body=POST_BODY)))
                 before = proxy.cpu_s()
                 count, took = wrk(proxy.port, args.seconds, folder / "post.lua")
                 cpu[proxy.name].append((proxy.cpu_s() - before) / count)

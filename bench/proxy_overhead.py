@@ -60,12 +60,14 @@ def process(args: list[str], port: int) -> Iterator[None]:
             child.wait(10)
 
 
-def latencies(port: int, n: int, path: str = "/json") -> list[float]:
+def latencies(port: int, n: int, path: str = "/json", body: bytes | None = None) -> list[float]:
+    """Each request's time over one keep-alive connection: GETs, or JSON POSTs of `body`."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    headers = {"content-type": "application/json"} if body is not None else {}
     out = []
     for _ in range(n):
         start = time.perf_counter()
-        conn.request("GET", path)
+        conn.request("GET" if body is None else "POST", path, body=body, headers=headers)
         response = conn.getresponse()
         response.read()
         out.append(time.perf_counter() - start)
