@@ -14,12 +14,19 @@ from mitmproxy import http
 
 #: Bodies of a known length below this are buffered whole; 0 streams every one (as before issue 23).
 BUFFER_BELOW_BYTES = 1024 * 1024
+#: Responses too? Not by default: when an upstream fails mid-body (a reset, a stall past read_timeout_ms) after
+#: its headers, mitmproxy answers 502 for a buffered response, where the agent, direct, would have had the status
+#: and part of the body; streamed, it has them through the proxy too (tests/addons/test_upstream_failures.py).
+#: Requests are buffered; responses wait for a way to keep that failure's shape (issue 23).
+BUFFER_RESPONSES = False
 
 
 def buffers(message: http.Message) -> bool:
     """Whether mitmproxy should read this body whole: its length is known (Content-Length, or an HTTP/1 request
     with neither length nor chunking, which has none) and below BUFFER_BELOW_BYTES."""
     if BUFFER_BELOW_BYTES <= 0 or "transfer-encoding" in message.headers:
+        return False
+    if isinstance(message, http.Response) and not BUFFER_RESPONSES:
         return False
     length = message.headers.get("content-length")
     if length is None:

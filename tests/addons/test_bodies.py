@@ -88,12 +88,12 @@ def test_a_rewrite_buffers_the_body_and_applies(proxy: Proxy) -> None:
 
 
 def test_a_compressed_body_goes_as_it_came_and_is_journaled_readable(proxy: Proxy, body_path: str) -> None:
-    """Small and of a known length, it is read whole by default (issue 23); either way it is not decoded."""
+    """Responses stream by default (buffering.BUFFER_RESPONSES); either way it is not decoded."""
     proxy.control.scenario(None)
     seen = fetch(proxy.listeners["files"], "/gzip", headers={"accept-encoding": "gzip"})
     assert seen.body == GZIPPED and seen.headers["content-encoding"] == "gzip"
     entry = proxy.control.journal()[-1]
-    assert entry["streamed"] is (body_path == "streamed")
+    assert entry["streamed"] is True
     assert entry["response_body"] == '{"symbol": "AAPL", "price": 189.5}'
     assert entry["response_bytes"] == len(GZIPPED)
 
@@ -108,10 +108,11 @@ def test_a_compressed_body_goes_as_it_came_and_is_journaled_readable(proxy: Prox
     ],
 )
 def test_an_answer_of_a_known_length_under_the_bound_is_read_whole(
-    proxy: Proxy, path: str, size: int, streamed: bool
+    proxy: Proxy, path: str, size: int, streamed: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 23: buffered when small and its length is known (cheaper in mitmproxy), streamed when large or
-    chunked (memory stays bounded); byte-exact either way."""
+    """Issue 23, with response buffering on: buffered when small and its length is known (cheaper in mitmproxy),
+    streamed when large or chunked (memory stays bounded); byte-exact either way."""
+    monkeypatch.setattr(buffering, "BUFFER_RESPONSES", True)
     proxy.control.scenario(None)
     seen = fetch(proxy.listeners["files"], path)
     assert seen.status == 200 and seen.body == BLOB[:size]
