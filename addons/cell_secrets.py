@@ -1,6 +1,6 @@
-"""An episode's secrets, kept out of everything it returns: every secret value any of the cell's requests
+"""An episode's secrets, kept out of everything it returns: every secret value any of the episode's requests
 carried (Authorization and API-key headers, secret query parameters and body fields, the config's redact:
-names) is scrubbed from all of its journal entries and from the texts the runner sends with the cell's end
+names) is scrubbed from all of its journal entries and from the texts the runner sends with the episode's end
 (the agent's answer and error), so an agent that repeats its own key leaks it nowhere. Only the proxy saw
 those values, and it keeps them in memory only.
 """

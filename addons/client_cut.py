@@ -27,4 +27,7 @@ def client_cutter(flow: http.HTTPFlow) -> Callable[[], None]:
         if isinstance(writer, asyncio.StreamWriter) and not writer.is_closing():
             writer.close()
 
-    return lambda: asyncio.get_running_loop().call_soon(close)
+    def schedule() -> None:
+        asyncio.get_running_loop().call_soon(close)
+
+    return schedule

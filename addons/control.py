@@ -1,4 +1,4 @@
-"""The control API (aiohttp, on the proxy's own event loop): scenario, cells, journal, reset.
+"""The control API (aiohttp, on the proxy's own event loop): scenario, episodes, journal, reset.
 
 Toxiproxy-sized. Errors are JSON `{"error": ...}` (4xx for every bad request), with the valid choices
 where there are some. With a token configured, every call needs `Authorization: Bearer <token>`.
@@ -16,43 +16,34 @@ from typing import Any
 from aiohttp import web
 from pydantic import ValidationError
 
+from flakeproxy import control_api as api
 from flakeproxy.addons.cell_secrets import cell_secrets, redact_texts
 from flakeproxy.addons.control_input import (
     MAX_BODY_BYTES,
     Problem,
-    cell_id,
     check_token,
+    episode_id,
     journal_query,
     json_object,
     optional_str,
+    route,
 )
 from flakeproxy.addons.json_out import INLINE_ITEMS, json_list_response
-from flakeproxy.addons.replay_routes import ROUTES as REPLAY_ROUTES
-from flakeproxy.addons.span_routes import ROUTES as SPAN_ROUTES
 from flakeproxy.config import FlakeproxyConfig, Scenario
 from flakeproxy.config.crosscheck import CrossCheckError, cross_check
-from flakeproxy.proxycore.injector import FOLLOW, Cell, Injector
+from flakeproxy.proxycore.injector import FOLLOW, Episode, Injector
 from flakeproxy.proxycore.journal import Journal
 from flakeproxy.version import __version__
 
 TRACE_ID = re.compile(r"(?!0{32})[0-9a-f]{32}")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 log = logging.getLogger(__name__)
-ROUTES = [
-    "GET /healthz",
-    "GET|PUT /scenario",
-    "POST /cells",
-    "POST /cells/{id}/end",
-    "GET /journal",
-    "POST /reset",
-    *REPLAY_ROUTES,
-    *SPAN_ROUTES,
-]
+ROUTES = [str(route) for route in api.ROUTES]
 
 
 def _texts(body: dict[str, Any]) -> list[str | None] | None:
-    """POST /cells/{id}/end's optional {"texts": [...]}: texts (the agent's answer and error) to give back with
-    the cell's secrets scrubbed."""
+    """POST /episodes/{id}/end's optional {"texts": [...]}: texts (the agent's answer and error) to give back with
+    the episode's secrets scrubbed."""
     unknown = sorted(set(body) - {"texts"})
     if unknown:
         raise Problem(400, f"unknown keys {unknown}", valid=["texts"])
@@ -78,18 +69,18 @@ class ControlApi:
         self.config, self.injector, self.journal, self.token = config, injector, journal, token
         self.listeners = listeners
         self.scenarios = {s.name: s for s in config.matrix}
-        #: called with (cell id, label) when a cell ends (the recorder writes its session then)
-        self.on_cell_end: list[Callable[[str, str | None], Awaitable[None]]] = []
+        #: called with (episode id, label) when an episode ends (the recorder writes its session then)
+        self.on_episode_end: list[Callable[[str, str | None], Awaitable[None]]] = []
         self.app = web.Application(middlewares=[self._errors, self._auth], client_max_size=MAX_BODY_BYTES)
         self.app.add_routes(
             [
-                web.get("/healthz", self.healthz),
-                web.get("/scenario", self.get_scenario),
-                web.put("/scenario", self.put_scenario),
-                web.post("/cells", self.begin_cell),
-                web.post("/cells/{id}/end", self.end_cell),
-                web.get("/journal", self.get_journal),
-                web.post("/reset", self.reset),
+                route(api.HEALTH, self.healthz),
+                route(api.SCENARIO_GET, self.get_scenario),
+                route(api.SCENARIO_PUT, self.put_scenario),
+                route(api.EPISODE_BEGIN, self.begin_episode),
+                route(api.EPISODE_END, self.end_episode),
+                route(api.JOURNAL, self.get_journal),
+                route(api.RESET, self.reset),
             ]
         )
 
@@ -125,7 +116,7 @@ class ControlApi:
                 "version": __version__,
                 "listeners": self.listeners(),
                 "scenario": scenario.name if scenario else None,
-                "open_cells": sorted(self.injector.cells),
+                "open_episodes": sorted(self.injector.episodes),
                 "slots": self.config.proxy.slots,
             }
         )
@@ -172,8 +163,8 @@ class ControlApi:
             raise Problem(400, f"invalid scenario: {where}: {e.message}") from e
         return scenario
 
-    async def begin_cell(self, request: web.Request) -> web.Response:
-        """Open a cell: {id, label, scenario (a name, a definition, or null for calm; absent: follow the active
+    async def begin_episode(self, request: web.Request) -> web.Response:
+        """Open an episode: {id, label, scenario (a name, a definition, or null for calm; absent: follow the active
         one), seed, trace_id (W3C, 32 hex), slot}."""
         body = await json_object(request)
         keys = ["id", "label", "scenario", "seed", "trace_id", "slot"]
@@ -188,20 +179,20 @@ class ControlApi:
         slot, slots = body.get("slot"), self.config.proxy.slots
         if slot is not None and (not isinstance(slot, int) or isinstance(slot, bool) or not 0 <= slot < slots):
             raise Problem(400, f"slot must be an integer from 0 to {slots - 1}, got {slot!r}", slots=slots)
-        scenario = self._cell_scenario(body) if "scenario" in body else FOLLOW
+        scenario = self._episode_scenario(body) if "scenario" in body else FOLLOW
         seed = self._seed(body)
-        busy = self.injector.busy(cell_id(wanted) if wanted is not None else None, trace_id, slot)
+        busy = self.injector.busy(episode_id(wanted) if wanted is not None else None, trace_id, slot)
         if busy:
             raise Problem(409, busy)
-        cell = self.injector.begin_cell(label, wanted, scenario=scenario, seed=seed, trace_id=trace_id, slot=slot)
-        return web.json_response(self._cell_view(cell), status=201)
+        episode = self.injector.begin_episode(label, wanted, scenario=scenario, seed=seed, trace_id=trace_id, slot=slot)
+        return web.json_response(self._episode_view(episode), status=201)
 
     @staticmethod
-    def _cell_view(cell: Cell) -> dict[str, Any]:
-        out: dict[str, Any] = {"id": cell.id, "label": cell.label}
-        if not cell.follows:
-            out["scenario"] = cell.own.name if cell.own else None
-        out.update({k: v for k, v in (("trace_id", cell.trace_id), ("slot", cell.slot)) if v is not None})
+    def _episode_view(episode: Episode) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": episode.id, "label": episode.label}
+        if not episode.follows:
+            out["scenario"] = episode.own.name if episode.own else None
+        out.update({k: v for k, v in (("trace_id", episode.trace_id), ("slot", episode.slot)) if v is not None})
         return out
 
     def _seed(self, body: dict[str, Any]) -> int:
@@ -210,7 +201,7 @@ class ControlApi:
             raise Problem(400, f"seed must be an integer, got {seed!r}")
         return seed
 
-    def _cell_scenario(self, body: dict[str, Any]) -> Scenario | None:
+    def _episode_scenario(self, body: dict[str, Any]) -> Scenario | None:
         value = body["scenario"]
         if value is None:
             return None
@@ -222,22 +213,22 @@ class ControlApi:
             raise Problem(404, f"unknown scenario {value!r}", valid=sorted(self.scenarios))
         raise Problem(400, f"scenario must be a name, a definition or null, got {json.dumps(value)[:80]}")
 
-    async def end_cell(self, request: web.Request) -> web.StreamResponse:
-        wanted = cell_id(request.match_info["id"])
-        if wanted not in self.injector.cells:
-            raise Problem(404, f"no open cell {wanted!r}", valid=sorted(self.injector.cells))
+    async def end_episode(self, request: web.Request) -> web.StreamResponse:
+        wanted = episode_id(request.match_info["id"])
+        if wanted not in self.injector.episodes:
+            raise Problem(404, f"no open episode {wanted!r}", valid=sorted(self.injector.episodes))
         texts = _texts(await json_object(request))
-        cell = self.injector.end_cell(wanted)
-        unsettled = await self.journal.wait_delivered(cell.id)
-        for hook in self.on_cell_end:
-            await hook(cell.id, cell.label)
-        entries = self.journal.for_cell(cell.id)
+        episode = self.injector.end_episode(wanted)
+        unsettled = await self.journal.wait_delivered(episode.id)
+        for hook in self.on_episode_end:
+            await hook(episode.id, episode.label)
+        entries = self.journal.for_episode(episode.id)
         if len(entries) <= INLINE_ITEMS:  # an episode's few entries: no thread hop
             secrets = cell_secrets(self.journal.redactor, entries)
         else:
             secrets = await asyncio.to_thread(cell_secrets, self.journal.redactor, entries)
         snapshots = [e.snapshot(known=secrets[0]) for e in entries]
-        head = {**self._cell_view(cell), "unsettled": unsettled}
+        head = {**self._episode_view(episode), "unsettled": unsettled}
         if texts is not None:
             head["texts"] = redact_texts(self.journal.redactor, secrets, texts)
         return await json_list_response(request, head, "journal", snapshots)

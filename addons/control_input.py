@@ -1,4 +1,4 @@
-"""Reading control API requests: the token, a JSON object body, query values, cell ids.
+"""Reading control API requests: the token, a JSON object body, query values, episode ids.
 
 Every bad input raises Problem, which the API answers as a 4xx JSON error naming what is wrong.
 """
@@ -7,15 +7,21 @@ from __future__ import annotations
 
 import hmac
 import json
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from aiohttp import web
 
-from flakeproxy.proxycore.injector import CELL_ID
+from flakeproxy import control_api as api
+from flakeproxy.proxycore.injector import EPISODE_ID
 
 #: The largest request body the control API reads (a scenario is a few KiB).
 MAX_BODY_BYTES = 1024 * 1024
+
+
+def route(spec: api.Route, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.RouteDef:
+    """The aiohttp route serving one route of the control API (flakeproxy.control_api, where paths are written)."""
+    return web.route(spec.method, spec.template, handler)
 
 
 class Problem(Exception):
@@ -69,11 +75,11 @@ def optional_str(body: Mapping[str, Any], key: str, what: str) -> str | None:
     return value
 
 
-def cell_id(value: str) -> str:
-    if not CELL_ID.fullmatch(value):
+def episode_id(value: str) -> str:
+    if not EPISODE_ID.fullmatch(value):
         raise Problem(
             400,
-            f"cell id {value[:140]!r} is not valid: use 1-128 letters, digits, '.', '_', ':' or '-' (e.g. 'e12.r0')",
+            f"episode id {value[:140]!r} is not valid: use 1-128 letters, digits, '.', '_', ':' or '-' (e.g. 'e12.r0')",
         )
     return value
 
@@ -92,13 +98,13 @@ def query_int(query: Mapping[str, str], name: str, minimum: int, default: int | 
     return value
 
 
-JOURNAL_QUERY = ["since", "limit", "cell", "unattributed"]
-#: Entries per GET /journal page unless ?limit= says otherwise, and the most one page may hold.
+JOURNAL_QUERY = api.JOURNAL_QUERY
+#: Entries per api.JOURNAL page unless ?limit= says otherwise, and the most one page may hold.
 JOURNAL_PAGE, JOURNAL_PAGE_MAX = 1000, 10_000
 
 
 def journal_query(query: Mapping[str, str]) -> dict[str, Any]:
-    """GET /journal?since=SEQ&limit=N&cell=ID|unattributed=1 as Journal.page() arguments."""
+    """api.JOURNAL?since=SEQ&limit=N&episode=ID|unattributed=1 as Journal.page() arguments."""
     unknown = sorted(set(query) - set(JOURNAL_QUERY))
     if unknown:
         raise Problem(400, f"unknown query parameters {unknown}", valid=JOURNAL_QUERY)
@@ -108,8 +114,8 @@ def journal_query(query: Mapping[str, str]) -> dict[str, Any]:
     flag = query.get("unattributed", "0").lower()
     if flag not in ("0", "1", "true", "false"):
         raise Problem(400, f"unattributed must be 1 or 0, got {flag[:20]!r}")
-    cell = cell_id(query["cell"]) if "cell" in query else None
-    if cell is not None and flag in ("1", "true"):
-        raise Problem(400, "cell and unattributed=1 exclude each other; ask for one")
+    episode = episode_id(query["episode"]) if "episode" in query else None
+    if episode is not None and flag in ("1", "true"):
+        raise Problem(400, "episode and unattributed=1 exclude each other; ask for one")
     since = query_int(query, "since", 0, 0) or 0
-    return {"since": since, "limit": limit, "cell": cell, "unattributed": flag in ("1", "true")}
+    return {"since": since, "limit": limit, "episode": episode, "unattributed": flag in ("1", "true")}

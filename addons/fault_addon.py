@@ -27,11 +27,11 @@ from flakeproxy.wire.markers import MarkerScan, carried
 from flakeproxy.wire.mcp import trace_meta
 from flakeproxy.wire.providers import provider
 from flakeproxy.wire.stream_guard import watch_stream
-from flakeproxy.wire.trace import baggage_cell, trace_id_of
+from flakeproxy.wire.trace import baggage_episode, trace_id_of
 
 KEY = "flakeproxy"
 REQUEST_PASS = "flakeproxy.request"
-ATTRIBUTION = "flakeproxy.cell"
+ATTRIBUTION = "flakeproxy.episode"
 #: The largest request body read whole to find its episode in MCP `params._meta` when its headers name none.
 META_BODY_MAX = 1 << 20
 
@@ -48,7 +48,8 @@ def _may_carry_meta(request: http.Request) -> bool:
 
 
 def _is_sse(response: http.Response) -> bool:
-    return response.headers.get("content-type", "").split(";")[0].strip().lower() == "text/event-stream"
+    content_type: str = response.headers.get("content-type", "")
+    return content_type.split(";")[0].strip().lower() == "text/event-stream"
 
 
 class FaultAddon:
@@ -70,13 +71,13 @@ class FaultAddon:
         return self.slots.get(flow.client_conn.proxy_mode.full_spec)
 
     def _attribute(self, flow: http.HTTPFlow) -> tuple[str | None, list[str]]:
-        """The request's cell, decided once, when its headers arrive (the cell header is removed then)."""
+        """The request's episode, decided once, when its headers arrive (the episode header is removed then)."""
         if ATTRIBUTION not in flow.metadata:
             headers = flow.request.headers
             clues = Clues(
                 header=headers.pop(CELL_HEADER, None),
                 trace_id=trace_id_of(headers.get("traceparent", "")),
-                baggage_cell=baggage_cell(", ".join(headers.get_all("baggage"))),
+                baggage_episode=baggage_episode(", ".join(headers.get_all("baggage"))),
                 slot=self._slot(flow),
             )
             flow.metadata[ATTRIBUTION] = self.injector.attribute(clues)
@@ -88,9 +89,8 @@ class FaultAddon:
         message carries in `params._meta` (an MCP client propagates it there, not in HTTP headers)."""
         meta = trace_meta(body)
         if meta:
-            clues = Clues(
-                trace_id=trace_id_of(meta.get("traceparent", "")), baggage_cell=baggage_cell(meta.get("baggage", ""))
-            )
+            trace_id = trace_id_of(meta.get("traceparent", ""))
+            clues = Clues(trace_id=trace_id, baggage_episode=baggage_episode(meta.get("baggage", "")))
             flow.metadata[ATTRIBUTION] = self.injector.attribute(clues)
         return self._attribute(flow)
 
@@ -106,32 +106,32 @@ class FaultAddon:
 
     def requestheaders(self, flow: http.HTTPFlow) -> None:
         """Stream the request body upstream unless a fault of the request's scenario could need it, or it is small."""
-        cell, candidates = self._attribute(flow)
-        if cell is None and candidates and _may_carry_meta(flow.request):
+        episode, candidates = self._attribute(flow)
+        if episode is None and candidates and _may_carry_meta(flow.request):
             return  # read whole: its body may name the episode (MCP params._meta)
         if buffering.buffers(flow.request):
             return
         call = self._call(flow, b"")
-        if flow.response is None and not self.injector.may_fault(call, cell):  # None: not refused
+        if flow.response is None and not self.injector.may_fault(call, episode):  # None: not refused
             encoding = flow.request.headers.get("content-encoding")
-            markers = self.injector.markers(call, cell)
+            markers = self.injector.markers(call, episode)
             scan = MarkerScan(markers) if markers else None
             flow.request.stream = flow.metadata[REQUEST_PASS] = RequestPass(encoding, scan)
 
     async def request(self, flow: http.HTTPFlow) -> None:
         started = time.monotonic()
-        cell, candidates = self._attribute(flow)
+        episode, candidates = self._attribute(flow)
         passed: RequestPass | None = flow.metadata.get(REQUEST_PASS)
         body = b"" if flow.request.stream else decoded(flow.request, "request")[0] or b""
-        if cell is None and candidates and body:
-            cell, candidates = self._attribute_by_meta(flow, body)
+        if episode is None and candidates and body:
+            episode, candidates = self._attribute_by_meta(flow, body)
         call = self._call(flow, body)
-        decision = None if flow.response is not None else self.injector.decide(call, cell)  # refused already
+        decision = None if flow.response is not None else self.injector.decide(call, episode)  # refused already
         kept = passed.capture.text() if passed else body[:BODY_CAP_BYTES].decode("utf-8", "replace")
         entry = JournalEntry(
             seq=self.journal.next_seq(),
-            cell=cell,
-            cell_candidates=candidates,
+            episode=episode,
+            episode_candidates=candidates,
             started_at=time.time(),
             listener=call.listener,
             slot=self._slot(flow),
@@ -142,13 +142,13 @@ class FaultAddon:
             request_body=kept,
             request_bytes=passed.capture.size if passed else len(body),
             fault=decision.record() if decision else None,
-            carries_attacks=self._carries(call, cell, passed, body),
+            carries_attacks=self._carries(call, episode, passed, body),
         )
         flow.metadata[KEY] = state = FlowState(entry, decision, started)
         entry.capture = state.capture
         if decision is not None:
             entry.coverage = state.coverage = Coverage(decision.kind)
-        self.journal.add(entry)  # visible at once: a cell may end while its last stream is still open
+        self.journal.add(entry)  # visible at once: an episode may end while its last stream is still open
         if decision is not None and state.coverage is not None:
             await self._apply(flow, decision, state.coverage)
         if flow.response is None and flow.error is None:
@@ -156,12 +156,12 @@ class FaultAddon:
             message = f"upstream sent no response within {timeouts.read_ms} ms"
             state.watch = UpstreamWatch(flow, timeouts, lambda: provider(call.api).error(504, message))
 
-    def _carries(self, call: Call, cell: str | None, passed: RequestPass | None, body: bytes) -> list[int]:
-        """Which context attacks of the cell's scenario this LLM request carries the payload of (the model gets
+    def _carries(self, call: Call, episode: str | None, passed: RequestPass | None, body: bytes) -> list[int]:
+        """Which context attacks of the episode's scenario this LLM request carries the payload of (the model gets
         what the agent passed on from a poisoned tool answer)."""
         if passed is not None:
             return sorted(passed.scan.found) if passed.scan is not None else []
-        markers = self.injector.markers(call, cell)
+        markers = self.injector.markers(call, episode)
         return carried(markers, body) if markers else []
 
     async def _apply(self, flow: http.HTTPFlow, decision: Decision, coverage: Coverage) -> None:

@@ -1,6 +1,6 @@
-"""Record whole exchanges per cell, for replay: the full bodies and, for SSE, each event's time.
+"""Record whole exchanges per episode, for replay: the full bodies and, for SSE, each event's time.
 
-Added after the FaultAddon, whose journal entry says which cell, listener and targets a request has; the
+Added after the FaultAddon, whose journal entry says which episode, listener and targets a request has; the
 recorder wraps the stream function the FaultAddon set, so it sees what the agent received, chunk by chunk,
 when. The journal's capture is capped at 64 KiB; a recording is not. While recording, request bodies are
 buffered (not streamed) so that each is kept whole. Off unless `flakeproxy proxy --record DIR` or
@@ -27,7 +27,7 @@ from flakeproxy.replay.files import write_session
 from flakeproxy.wire.record import fault_json
 
 TAKING = "flakeproxy.recording"
-NO_CELL = "_"  # the recordings of requests that belong to no cell
+NO_EPISODE = "_"  # the recordings of requests that belong to no episode
 WAIT_INFLIGHT_S = 5.0
 
 
@@ -56,7 +56,7 @@ class Recorder:
     def __init__(self, redactor: Redactor, folder: Path | None = None) -> None:
         self.redactor, self.folder = redactor, folder
         self.on = folder is not None
-        self.cells: dict[str, list[Exchange]] = {}
+        self.episodes: dict[str, list[Exchange]] = {}
         self.seen: dict[str, set[str]] = {}
         self.inflight: dict[str, int] = {}
 
@@ -69,7 +69,7 @@ class Recorder:
         if not self.on or state is None:
             return
         entry = state.entry
-        cell = entry.cell or NO_CELL
+        episode = entry.episode or NO_EPISODE
         raw = RawExchange(
             listener=entry.listener,
             targets=list(entry.targets),
@@ -78,8 +78,8 @@ class Recorder:
             request_headers=list(flow.request.headers.items(multi=True)),
             request_body=decoded(flow.request, "request")[0] or flow.request.raw_content or b"",  # bounded decode
         )
-        flow.metadata[TAKING] = (cell, raw, state.started)
-        self.inflight[cell] = self.inflight.get(cell, 0) + 1
+        flow.metadata[TAKING] = (episode, raw, state.started)
+        self.inflight[episode] = self.inflight.get(episode, 0) + 1
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         taking = flow.metadata.get(TAKING)
@@ -104,7 +104,7 @@ class Recorder:
             self._done(flow, flow.error.msg if flow.error else "unknown error")
 
     def _done(self, flow: http.HTTPFlow, error: str | None) -> None:
-        cell, raw, started = flow.metadata.pop(TAKING)
+        episode, raw, started = flow.metadata.pop(TAKING)
         raw.latency_ms = (time.monotonic() - started) * 1000
         raw.error = error
         if flow.response is not None:
@@ -114,25 +114,25 @@ class Recorder:
         if state is not None and state.entry.fault is not None:
             raw.fault = recorded_fault(fault_json(state.entry.fault, state.coverage))
         raw.closed_mid_body = state is not None and state.entry.closed_mid_body
-        seen = self.seen.setdefault(cell, set())
-        self.cells.setdefault(cell, []).append(build_exchange(raw, self.redactor, seen))
-        self.inflight[cell] -= 1
+        seen = self.seen.setdefault(episode, set())
+        self.episodes.setdefault(episode, []).append(build_exchange(raw, self.redactor, seen))
+        self.inflight[episode] -= 1
 
-    async def take(self, cell: str) -> list[Exchange]:
-        """A cell's exchanges (forgotten here), once its requests in flight have ended (or after 5 s)."""
+    async def take(self, episode: str) -> list[Exchange]:
+        """An episode's exchanges (forgotten here), once its requests in flight have ended (or after 5 s)."""
         deadline = time.monotonic() + WAIT_INFLIGHT_S
-        while self.inflight.get(cell, 0) > 0 and time.monotonic() < deadline:
+        while self.inflight.get(episode, 0) > 0 and time.monotonic() < deadline:
             await asyncio.sleep(0.01)
-        self.seen.pop(cell, None)
-        self.inflight.pop(cell, None)
-        return self.cells.pop(cell, [])
+        self.seen.pop(episode, None)
+        self.inflight.pop(episode, None)
+        return self.episodes.pop(episode, [])
 
-    async def cell_ended(self, cell: str, label: str | None) -> None:
-        """`--record DIR`: write the cell's session file when its cell ends."""
+    async def episode_ended(self, episode: str, label: str | None) -> None:
+        """`--record DIR`: write the episode's session file when its episode ends."""
         if self.folder is not None:
-            exchanges = await self.take(cell)
+            exchanges = await self.take(episode)
             if exchanges:
-                self.write(label or cell, exchanges)
+                self.write(label or episode, exchanges)
 
     def write(self, name: str, exchanges: list[Exchange]) -> Path:
         assert self.folder is not None
@@ -141,10 +141,10 @@ class Recorder:
         return write_session(self.folder, session)
 
     def done(self) -> None:
-        """At shutdown, `--record DIR` writes what no ended cell took (requests of no cell, open cells)."""
+        """At shutdown, `--record DIR` writes what no ended episode took (requests of no episode, open episodes)."""
         if self.folder is None:
             return
-        for cell, exchanges in list(self.cells.items()):
+        for episode, exchanges in list(self.episodes.items()):
             if exchanges:
-                self.write("proxy" if cell == NO_CELL else cell, exchanges)
-        self.cells.clear()
+                self.write("proxy" if episode == NO_EPISODE else episode, exchanges)
+        self.episodes.clear()

@@ -1,23 +1,17 @@
-"""The control API's record and replay routes (added to the ControlApi's app by the server).
-
-PUT /cells/{id}/replay         load a session for an open cell: {"session": {...}, "options": {...}}
-POST /cells/{id}/replay/end    what it served: {"served", "unused", "unmatched": ["GET url (target t)"]}
-PUT /recording                 {"on": true|false}: record whole exchanges per cell
-GET /cells/{id}/recording      a cell's recorded exchanges (taken: asked once), after its requests ended
-"""
+"""The control API's record and replay routes (added to the ControlApi's app by the server); their paths and
+bodies are in flakeproxy.control_api (REPLAY_LOAD, REPLAY_END, RECORDING, RECORDED)."""
 
 from __future__ import annotations
 
 from aiohttp import web
 from pydantic import ValidationError
 
-from flakeproxy.addons.control_input import Problem, cell_id, json_object
+from flakeproxy import control_api as api
+from flakeproxy.addons.control_input import Problem, episode_id, json_object, route
 from flakeproxy.addons.recorder import Recorder
 from flakeproxy.addons.replayer import Replayer
 from flakeproxy.config.replays import ReplayPlan
 from flakeproxy.proxycore.injector import Injector
-
-ROUTES = ["PUT /cells/{id}/replay", "POST /cells/{id}/replay/end", "PUT /recording", "GET /cells/{id}/recording"]
 
 
 class ReplayRoutes:
@@ -27,18 +21,18 @@ class ReplayRoutes:
     def add_to(self, app: web.Application) -> None:
         app.add_routes(
             [
-                web.put("/cells/{id}/replay", self.load),
-                web.post("/cells/{id}/replay/end", self.end),
-                web.put("/recording", self.recording),
-                web.get("/cells/{id}/recording", self.recorded),
+                route(api.REPLAY_LOAD, self.load),
+                route(api.REPLAY_END, self.end),
+                route(api.RECORDING, self.recording),
+                route(api.RECORDED, self.recorded),
             ]
         )
 
     async def load(self, request: web.Request) -> web.Response:
-        cell = cell_id(request.match_info["id"])
-        if cell not in self.injector.cells:
-            message = f"no open cell {cell!r}; open it with POST /cells first"
-            raise Problem(404, message, valid=sorted(self.injector.cells))
+        episode = episode_id(request.match_info["id"])
+        if episode not in self.injector.episodes:
+            message = f"no open episode {episode!r}; open it with {api.EPISODE_BEGIN} first"
+            raise Problem(404, message, valid=sorted(self.injector.episodes))
         try:
             plan = ReplayPlan.model_validate(await json_object(request))
         except ValidationError as e:
@@ -52,18 +46,18 @@ class ReplayRoutes:
                 f"session {plan.session.id!r}: tool_responses name {unknown[0]!r}, which is not a target",
                 valid=sorted(self.replayer.targets),
             )
-        self.replayer.load_plan(cell, plan)
+        self.replayer.load_plan(episode, plan)
         session = plan.session
         return web.json_response(
-            {"id": cell, "exchanges": len(session.exchanges), "tool_responses": len(session.tool_responses)}
+            {"id": episode, "exchanges": len(session.exchanges), "tool_responses": len(session.tool_responses)}
         )
 
     async def end(self, request: web.Request) -> web.Response:
-        cell = cell_id(request.match_info["id"])
-        replay = self.replayer.end(cell)
+        episode = episode_id(request.match_info["id"])
+        replay = self.replayer.end(episode)
         if replay is None:
-            raise Problem(404, f"no replay loaded for cell {cell!r}", valid=sorted(self.replayer.cells))
-        return web.json_response({"id": cell, **replay.report()})
+            raise Problem(404, f"no replay loaded for episode {episode!r}", valid=sorted(self.replayer.episodes))
+        return web.json_response({"id": episode, **replay.report()})
 
     async def recording(self, request: web.Request) -> web.Response:
         body = await json_object(request)
@@ -73,6 +67,6 @@ class ReplayRoutes:
         return web.json_response({"on": self.recorder.on})
 
     async def recorded(self, request: web.Request) -> web.Response:
-        cell = cell_id(request.match_info["id"])
-        exchanges = await self.recorder.take(cell)
-        return web.json_response({"id": cell, "exchanges": [x.model_dump(mode="json") for x in exchanges]})
+        episode = episode_id(request.match_info["id"])
+        exchanges = await self.recorder.take(episode)
+        return web.json_response({"id": episode, "exchanges": [x.model_dump(mode="json") for x in exchanges]})

@@ -1,4 +1,4 @@
-"""Serve recorded sessions instead of the upstreams, per cell (the control API loads one per cell).
+"""Serve recorded sessions instead of the upstreams, per episode (the control API loads one per episode).
 
 Added after the FaultAddon: the journal entry and the scenario's faults are decided on the request as the
 agent sent it; then, unless a fault already answered, the Replayer asks the session's Matcher for the
@@ -27,7 +27,7 @@ from flakeproxy.wire.coverage import Coverage
 
 
 @dataclass
-class CellReplay:
+class EpisodeReplay:
     plan: ReplayPlan
     matcher: Matcher
     served: int = 0
@@ -65,7 +65,7 @@ async def cut_short(flow: http.HTTPFlow, state: FlowState, exchange: Exchange, s
 class Replayer:
     def __init__(self, targets: dict[str, TargetSpec], redactor: Redactor) -> None:
         self.targets, self.redactor = targets, redactor
-        self.cells: dict[str, CellReplay] = {}
+        self.episodes: dict[str, EpisodeReplay] = {}
         self.upstream = ReplayUpstream()
 
     async def running(self) -> None:
@@ -74,15 +74,15 @@ class Replayer:
     async def done(self) -> None:
         await self.upstream.stop()
 
-    def load_plan(self, cell: str, plan: ReplayPlan) -> CellReplay:
-        self.cells[cell] = replay = CellReplay(plan, Matcher(plan.session, plan.options, self.redactor))
+    def load_plan(self, episode: str, plan: ReplayPlan) -> EpisodeReplay:
+        self.episodes[episode] = replay = EpisodeReplay(plan, Matcher(plan.session, plan.options, self.redactor))
         return replay
 
-    def end(self, cell: str) -> CellReplay | None:
-        return self.cells.pop(cell, None)
+    def end(self, episode: str) -> EpisodeReplay | None:
+        return self.episodes.pop(episode, None)
 
     def requestheaders(self, flow: http.HTTPFlow) -> None:
-        if self.cells:
+        if self.episodes:
             buffer_request(flow)  # the body is matched before the request goes anywhere
 
     async def request(self, flow: http.HTTPFlow) -> None:
@@ -90,7 +90,7 @@ class Replayer:
         if state is None or flow.response is not None or flow.error is not None:
             return
         entry = state.entry
-        replay = self.cells.get(entry.cell or "")
+        replay = self.episodes.get(entry.episode or "")
         if replay is None:
             return
         options = replay.plan.options
@@ -114,7 +114,9 @@ class Replayer:
         flow.request.scheme, flow.request.host, flow.request.port = "http", "127.0.0.1", self.upstream.port
         flow.request.headers[REPLAY_HEADER] = token
 
-    def _unmatched(self, flow: http.HTTPFlow, replay: CellReplay, url: str, targets: list[str], listener: str) -> None:
+    def _unmatched(
+        self, flow: http.HTTPFlow, replay: EpisodeReplay, url: str, targets: list[str], listener: str
+    ) -> None:
         where = f"target {', '.join(targets)}" if targets else f"no target; listener {listener}"
         what = f"{flow.request.method} {self.redactor.url(url)} ({where})"
         replay.unmatched.append(what)

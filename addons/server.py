@@ -149,10 +149,10 @@ class ProxyServer:
         self.addresses.update({"forward": config.proxy.forward} if config.proxy.forward else {})
         self.addresses.update({f"{name}@{k}": spec.rsplit("@", 1)[1] for spec, (name, k) in slot_modes(config).items()})
         self.api = ControlApi(config, self.injector, self.journal, self.token, lambda: dict(self.addresses))
-        self.recorder = Recorder(Redactor(config.redact), record)  # record and replay: whole exchanges per cell
+        self.recorder = Recorder(Redactor(config.redact), record)  # record and replay: whole exchanges per episode
         self.replayer = Replayer(self.injector.targets, Redactor(config.redact))
         ReplayRoutes(self.injector, self.replayer, self.recorder).add_to(self.api.app)
-        self.api.on_cell_end.append(self.recorder.cell_ended)
+        self.api.on_episode_end.append(self.recorder.episode_ended)
         otlp = config.proxy.otlp  # the agent's own spans: received here, handed to the runner with GET /spans
         self.otlp = OtlpReceiver(otlp, SpanStore(), Redactor(config.redact)) if otlp else None
         SpanRoutes(self.otlp.store if self.otlp else None).add_to(self.api.app)

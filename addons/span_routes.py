@@ -1,6 +1,6 @@
 """The control API's route for the agent's own spans (added to the ControlApi's app by the server).
 
-GET /spans?trace_id=T[&trace_id=T2...][&parent=S][&wait_ms=N]
+control_api.SPANS with ?trace_id=T[&trace_id=T2...][&parent=S][&wait_ms=N]
     the spans the OTLP receiver (proxy.otlp) kept for these traces: {"spans": [...], "complete", "dropped"}; with
     wait_ms, it first waits (at most N ms) until every trace has its root (a span with no parent, or whose parent
     is S: the runner's span the agent's trace continues), since agents export after they answered
@@ -12,10 +12,10 @@ import re
 
 from aiohttp import web
 
-from flakeproxy.addons.control_input import Problem
+from flakeproxy import control_api as api
+from flakeproxy.addons.control_input import Problem, route
 from flakeproxy.telemetry.store import SpanStore
 
-ROUTES = ["GET /spans"]
 TRACE_ID = re.compile(r"(?!0{32})[0-9a-f]{32}")
 SPAN_ID = re.compile(r"(?!0{16})[0-9a-f]{16}")
 #: the longest a request may wait for a trace's root
@@ -29,7 +29,7 @@ class SpanRoutes:
         self.store = store  # None: this proxy has no OTLP receiver
 
     def add_to(self, app: web.Application) -> None:
-        app.add_routes([web.get("/spans", self.spans)])
+        app.add_routes([route(api.SPANS, self.spans)])
 
     async def spans(self, request: web.Request) -> web.Response:
         if self.store is None:

@@ -1,6 +1,6 @@
 """Issue 23's table in one run: flakeproxy against plain mitmdump of the same mitmproxy, side by side.
 
-Run: .venv/bin/python bench/perf.py [--rounds N] [--requests N] [--markdown]
+Run: .venv/bin/python bench/perf.py [--rounds N] [--seconds N] [--markdown] [--docs]
 
 Every server runs in its own process on 127.0.0.1 (the upstream, plain mitmdump, flakeproxy with a scenario
 whose faults match nothing); rounds alternate between the two proxies so both see the same load. Rows:
@@ -12,8 +12,8 @@ whose faults match nothing); rounds alternate between the two proxies so both se
   - RSS after the same number of requests through each (20k by default);
   - the contract rows (bench/perf_contract.py): a null agent's 1- and 100-episode runs, `flakeproxy contract run`
     wall time from launch, at 1 and 8 episodes at once; the fixed cost and episodes per minute from them.
-Ratios are what count: the machine's other load moves both columns. --markdown prints the table for the
-README's performance section, with the date and load.
+Ratios are what count: the machine's other load moves both columns. --docs writes the table into
+docs/performance.md (between its markers), with the date and load.
 """
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ from pathlib import Path
 from _table import Row, table
 from perf_contract import contract_rows
 from proxy_overhead import BIN, HERE, first_event, flakeproxy_config, free_port, latencies, put, wait_for
+
+from flakeproxy import control_api as api
 
 POST_BODY = b'{"symbol": "AAPL", "fields": ["price", "currency"]}'
 WRK_SCRIPT = """
@@ -108,7 +110,7 @@ def running(*items: Proxy) -> Iterator[None]:
         for proxy in items:
             proxy.launch()
             if proxy.name == "flakeproxy":
-                put(f"http://127.0.0.1:{proxy.admin}/scenario", b'{"name": "elsewhere"}')  # type: ignore[attr-defined]
+                put(f"http://127.0.0.1:{proxy.admin}{api.SCENARIO_PUT.path()}", b'{"name": "elsewhere"}')  # type: ignore[attr-defined]
         yield
     finally:
         for proxy in items:
@@ -211,7 +213,7 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=100, help="episodes of the long contract run (default 100)")
     parser.add_argument("--skip-contract", action="store_true", help="only the proxy rows")
     parser.add_argument("--markdown", action="store_true", help="the table as Markdown")
-    parser.add_argument("--readme", action="store_true", help="also write it into README.md's performance section")
+    parser.add_argument("--docs", action="store_true", help="also write it into docs/performance.md")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is not installed (apt-get install wrk)")
@@ -234,17 +236,17 @@ def main() -> None:
         f"{args.rounds} alternating rounds; load average {load[0]:.2f} at the start, {end_load[0]:.2f} at the end"
     )
     print(table(rows, args.markdown))
-    if args.readme:
+    if args.docs:
         head = f"`bench/perf.py`, {started}, load average {load[0]:.2f} at the start and {end_load[0]:.2f} at the end"
-        write_readme(f"{head} ({os.cpu_count()} cores, shared):\n\n{table(rows, markdown=True)}")
+        write_docs(f"{head} ({os.cpu_count()} cores, shared):\n\n{table(rows, markdown=True)}")
 
 
 BEGIN, END = "<!-- bench/perf.py: generated, do not edit -->", "<!-- end of bench/perf.py -->"
 
 
-def write_readme(text: str) -> None:
-    """Replace what lies between the markers in README.md's performance section with `text`."""
-    readme = HERE.parent / "README.md"
+def write_docs(text: str) -> None:
+    """Replace what lies between the markers in docs/performance.md with `text`."""
+    readme = HERE.parent / "docs" / "performance.md"
     content = readme.read_text()
     start, end = content.index(BEGIN) + len(BEGIN), content.index(END)
     readme.write_text(content[:start] + "\n" + text + "\n" + content[end:])

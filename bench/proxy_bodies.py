@@ -25,6 +25,8 @@ from pathlib import Path
 
 from proxy_overhead import BIN, HERE, flakeproxy_config, free_port, process, wait_for
 
+from flakeproxy import control_api as api
+
 CHUNK = b"u" * (1024 * 1024)
 
 
@@ -69,7 +71,9 @@ def measure(name: str, args: list[str], port: int, ready_port: int, mib: int, sc
             wait_for(ready_port)
             if scenario:
                 request = urllib.request.Request(
-                    f"http://127.0.0.1:{ready_port}/scenario", method="PUT", data=scenario.encode()
+                    f"http://127.0.0.1:{ready_port}{api.SCENARIO_PUT.path()}",
+                    method=api.SCENARIO_PUT.method,
+                    data=scenario.encode(),
                 )
                 urllib.request.urlopen(request, timeout=10).read()
             idle = rss_mb(child.pid)

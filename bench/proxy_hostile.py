@@ -5,8 +5,8 @@ Run: .venv/bin/python bench/proxy_hostile.py [--cells N] [--probes N]
 A flakeproxy (its own process) journals N cells of 100 requests each, every request carrying 64 KiB of a body
 that is one long run of word characters (hex, one character, cut JSON, base64url: what made redaction quadratic,
 29.5 s for one 64 KiB body) and getting 64 KiB of one character back. Then, while a client sends small GETs
-through the proxy on one keep-alive connection, each cell is read with GET /journal?cell=ID and closed with
-POST /cells/{id}/end, both of which redact and serialize its 100 entries. Prints the proxied p99 without that
+through the proxy on one keep-alive connection, each cell is read with GET /journal?episode=ID and closed with
+POST /episodes/{id}/end, both of which redact and serialize its 100 entries. Prints the proxied p99 without that
 load (the baseline, measured first in the same run) and during it, and what each read took. Target: the p99
 during the reads stays under 100 ms.
 """
@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 
 from proxy_overhead import BIN, HERE, flakeproxy_config, free_port, latencies, process
+
+from flakeproxy import control_api as api
 
 KIB64 = 65536
 PER_CELL = 100
@@ -67,7 +69,9 @@ def control(admin: int, method: str, path: str, body: object = None) -> tuple[fl
 
 
 def open_cell(admin: int, label: str) -> str:
-    return str(json.loads(control(admin, "POST", "/cells", {"label": label})[1])["id"])
+    return str(
+        json.loads(control(admin, api.EPISODE_BEGIN.method, api.EPISODE_BEGIN.path(), {"label": label})[1])["id"]
+    )
 
 
 def probe(port: int, cell: str, stop: threading.Event, out: list[float]) -> None:
@@ -106,10 +110,10 @@ def main() -> None:
         prober.start()
         reads, ends = [], []
         for cell in cells:
-            took, body = control(admin, "GET", f"/journal?cell={cell}&limit={PER_CELL}")
+            took, body = control(admin, "GET", api.JOURNAL.path(query=[("episode", cell), ("limit", str(PER_CELL))]))
             assert len(json.loads(body)["entries"]) == PER_CELL
             reads.append(took)
-            took, body = control(admin, "POST", f"/cells/{cell}/end")
+            took, body = control(admin, "POST", api.EPISODE_END.path(cell))
             assert len(json.loads(body)["journal"]) == PER_CELL
             ends.append(took)
         stop.set()
@@ -121,8 +125,8 @@ def main() -> None:
         f"worst {max(during) * 1000:.0f} ms)"
     )
     print(
-        f"  GET /journal?cell= (100 entries): {statistics.median(reads):.2f} s median; "
-        f"POST /cells/{{id}}/end: {statistics.median(ends):.2f} s median"
+        f"  {api.JOURNAL}?episode= (100 entries): {statistics.median(reads):.2f} s median; "
+        f"{api.EPISODE_END}: {statistics.median(ends):.2f} s median"
     )
 
 

@@ -23,6 +23,8 @@ from pathlib import Path
 
 from proxy_overhead import BIN, HERE, flakeproxy_config, free_port, latencies, process
 
+from flakeproxy import control_api as api
+
 BODY = b"y" * 65536
 
 
@@ -66,7 +68,7 @@ def main() -> None:
         time.sleep(0.2)  # let the prober reach a steady pace before the read starts
         conn = http.client.HTTPConnection("127.0.0.1", admin, timeout=120)
         start = time.perf_counter()
-        conn.request("GET", f"/journal?limit={args.entries}")
+        conn.request("GET", api.JOURNAL.path(query=[("limit", str(args.entries))]))
         body = conn.getresponse().read()
         took = time.perf_counter() - start
         stop.set()

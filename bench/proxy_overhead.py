@@ -29,6 +29,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from flakeproxy import control_api as api
+
 HERE = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
 
@@ -164,7 +166,7 @@ def main() -> None:
             [str(BIN / "flakeproxy"), "proxy", "-c", str(flakeproxy_config(up, fs, fs_admin, Path(tmp)))], fs_admin
         ),
     ):
-        put(f"http://127.0.0.1:{fs_admin}/scenario", b'{"name": "elsewhere"}')
+        put(f"http://127.0.0.1:{fs_admin}{api.SCENARIO_PUT.path()}", b'{"name": "elsewhere"}')
         setups = {
             "direct": up,
             "plain mitmproxy (no addon)": plain,

@@ -30,6 +30,23 @@ class EpisodeVerdict(Model):
     evidence: dict[str, Any] = Field(default_factory=dict)
 
 
+def episode_id(number: int) -> str:
+    """The id of the episode at this place (1-based) of its run's plan: e1, e2, ..."""
+    return f"e{number}"
+
+
+def episode_number(id_: str) -> int:
+    """An episode's place in its plan, read back from its id (episode_id's inverse)."""
+    if not id_.startswith("e") or not id_[1:].isdigit():
+        raise ValueError(f"episode id {id_!r} is not e<number>")
+    return int(id_[1:])
+
+
+def shift_episode_id(id_: str, by: int) -> str:
+    """The id of the same episode in a plan that starts `by` episodes later (ci runs pillars in one plan)."""
+    return episode_id(episode_number(id_) + by)
+
+
 class Episode(Model):
     """One invocation of the agent, started from a reset: (scenario, prompt, replica)."""
 
@@ -42,7 +59,7 @@ class Episode(Model):
     mutation: str | None = Field(None, description="The mutation's id (mutation pillar), its text is the prompt.")
     invariant: str | None = Field(None, description="run.isolation: cell: the one invariant this episode is for.")
     label: str = Field(description="Stable across runs; seeds the fault decisions of this episode.")
-    cell_id: str | None = Field(None, description="The proxy's id for this episode's journal slice.")
+    cell_id: str | None = Field(None, description="The proxy's id for this episode (its control API's episode id).")
     answer: str | None = None
     latency_ms: float = 0.0
     error: str | None = Field(None, description="Why the agent gave no answer (an agent error, not a failure).")
@@ -68,6 +85,11 @@ class Episode(Model):
         for entry in journal:
             read_fault(entry.get("fault"))
         return journal
+
+    @property
+    def number(self) -> int:
+        """Its place in the plan (ids are e<number>): episodes sort by it, shards split by it."""
+        return episode_number(self.id)
 
     def faults(self, applied: bool | None = True) -> list[FaultRecord]:
         """The fault records of this episode's requests: applied ones (default), not applied, or all (None)."""
@@ -240,7 +262,7 @@ class RunResult(Model):
     agent_invocations: int = Field(0, description="How many times the agent was invoked (each one paid).")
     unattributed_requests: int = Field(0, description="Proxied requests no episode could be tied to.")
     unattributed_journal: list[dict[str, Any]] = Field(
-        default_factory=list, description="Their journal entries (cell null; cell_candidates: the open episodes)."
+        default_factory=list, description="Their journal entries (episode null; episode_candidates: the open episodes)."
     )
     score: Score | None = None
     coverage: list[ScenarioCoverage] = Field(default_factory=list)

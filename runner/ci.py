@@ -17,7 +17,7 @@ from flakeproxy.planning.pillars import CALM, chaos_pillar, combine, mutation_pi
 from flakeproxy.planning.plan import Plan, plan_episodes
 from flakeproxy.planning.profiles import chaos_scenario
 from flakeproxy.replay.score import replay_pillar
-from flakeproxy.results import Episode, PillarResult, RunResult
+from flakeproxy.results import Episode, PillarResult, RunResult, episode_id, shift_episode_id
 from flakeproxy.runner.engine import ContractRun, Progress
 from flakeproxy.runner.episodes import EpisodeRunner
 from flakeproxy.runner.replay import check_replay, gather_sessions, run_replays
@@ -57,7 +57,7 @@ class CiRun(ContractRun):
 
     def _new(self, **fields: object) -> Episode:
         self._next_id += 1
-        return Episode.model_validate({"id": f"e{self._next_id}", **fields})
+        return Episode.model_validate({"id": episode_id(self._next_id), **fields})
 
     async def _steps(self, runner: EpisodeRunner, limit: int) -> None:
         """Each configured pillar once (the contract last, so its matrix is the run's main table), then the
@@ -85,10 +85,10 @@ class CiRun(ContractRun):
             return PillarResult(name="contract", ran=False, weight=weight, summary="no contract: configured"), None
         plan = plan_episodes(self.config, runner.has_reset)
         shift = self._next_id
-        episodes = [e.model_copy(update={"id": f"e{int(e.id[1:]) + shift}"}) for e in plan.episodes]
-        baselines = {k: f"e{int(v[1:]) + shift}" for k, v in plan.baselines.items()}
+        episodes = [e.model_copy(update={"id": shift_episode_id(e.id, shift)}) for e in plan.episodes]
+        baselines = {k: shift_episode_id(v, shift) for k, v in plan.baselines.items()}
         check = (
-            (f"e{int(plan.stateful_check[0][1:]) + shift}", f"e{int(plan.stateful_check[1][1:]) + shift}")
+            (shift_episode_id(plan.stateful_check[0], shift), shift_episode_id(plan.stateful_check[1], shift))
             if plan.stateful_check
             else None
         )

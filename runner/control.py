@@ -1,12 +1,16 @@
-"""The runner's side of the control API: the only way it reaches the proxy (local child or sidecar)."""
+"""The runner's side of the control API: the only way it reaches the proxy (local child or sidecar). Routes and
+bodies come from flakeproxy.control_api; the tests drive the proxy through this client too."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import aiohttp
+from pydantic import BaseModel
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, wait_exponential
 
+from flakeproxy import control_api as api
+from flakeproxy.config.replays import ReplayPlan
 from flakeproxy.errors import InfrastructureError
 
 #: One readiness probe's bound: a proxy that accepts but does not answer is not ready (tried again).
@@ -31,10 +35,20 @@ class ControlClient:
         if self.session is not None:
             await self.session.close()
 
-    async def call(self, method: str, path: str, body: Any = None) -> Any:
+    async def call(
+        self,
+        route: api.Route,
+        body: BaseModel | None = None,
+        episode: str | None = None,
+        query: list[tuple[str, str]] | None = None,
+    ) -> Any:
+        """One call of a route: the body (a control_api.Body without its unset fields: absent means absent), the
+        reply's JSON; 4xx and 5xx raise InfrastructureError."""
         assert self.session is not None
+        method, path = route.method, route.path(episode, query)
+        payload = None if body is None else body.model_dump(mode="json", exclude_unset=isinstance(body, api.Body))
         try:
-            async with self.session.request(method, self.url + path, json=body) as response:
+            async with self.session.request(method, self.url + path, json=payload) as response:
                 data = await response.json(content_type=None)
                 if response.status >= 400:
                     raise InfrastructureError(
@@ -73,7 +87,7 @@ class ControlClient:
         """One /healthz probe, bounded by its own short timeout; NotReady when it should be tried again."""
         assert self.session is not None
         try:
-            async with self.session.get(self.url + "/healthz", timeout=PROBE_TIMEOUT) as response:
+            async with self.session.get(self.url + api.HEALTH.path(), timeout=PROBE_TIMEOUT) as response:
                 if response.status in (401, 403):
                     raise InfrastructureError(
                         f"the proxy's control API at {self.url} refused the token (HTTP {response.status}); "
@@ -96,34 +110,53 @@ class ControlClient:
         trace_id: str | None = None,
         slot: int | None = None,
     ) -> str:
-        """Open a cell that runs `scenario` (a name of the matrix, a definition, or None for calm) whatever the
-        proxy's active scenario is, so cells of different scenarios can be open at once."""
-        body: dict[str, Any] = {"label": label, "scenario": scenario, "seed": seed}
-        body.update({k: v for k, v in (("trace_id", trace_id), ("slot", slot)) if v is not None})
-        return str((await self.call("POST", "/cells", body))["id"])
+        """Open an episode that runs `scenario` (a name of the matrix, a definition, or None for calm) whatever the
+        proxy's active scenario is, so episodes of different scenarios can be open at once."""
+        body = api.EpisodeBegin(label=label, scenario=scenario, seed=seed)
+        for key, value in (("trace_id", trace_id), ("slot", slot)):
+            if value is not None:
+                setattr(body, key, value)
+        return api.EpisodeView.model_validate(await self.call(api.EPISODE_BEGIN, body)).id
 
     async def end(
-        self, cell: str, texts: list[str | None] | None = None
+        self, episode: str, texts: list[str | None] | None = None
     ) -> tuple[list[dict[str, Any]], list[int], list[str | None]]:
-        """Close a cell: its journal (every secret of the cell scrubbed from every entry), the seqs of its
+        """Close an episode: its journal (every secret of the episode scrubbed from every entry), the seqs of its
         exchanges still open after the proxy's bounded wait for them to reach the agent, and `texts` (the
-        agent's answer and error) with the cell's secrets scrubbed."""
-        ended = await self.call("POST", f"/cells/{cell}/end", {"texts": texts} if texts is not None else None)
-        unsettled = [int(seq) for seq in ended.get("unsettled") or []]
-        return list(ended["journal"]), unsettled, list(ended.get("texts") or texts or [])
+        agent's answer and error) with the episode's secrets scrubbed."""
+        body = api.EpisodeEnd(texts=texts) if texts is not None else None
+        ended = api.EpisodeEnded.model_validate(await self.call(api.EPISODE_END, body, episode))
+        return ended.journal, ended.unsettled, list(ended.texts or texts or [])
 
     async def unattributed(self) -> list[dict[str, Any]]:
-        """Journal entries the proxy could not tie to one open cell (paged through with `since`)."""
+        """Journal entries the proxy could not tie to one open episode (paged through with `since`)."""
         out: list[dict[str, Any]] = []
         since = 0
         while True:
-            page = await self.call("GET", f"/journal?unattributed=1&since={since}&limit=500")
-            entries = [e for e in page["entries"] if e.get("cell") is None]
-            out += entries
-            following = page.get("next")
-            if not following or not page["entries"]:
+            query = [("unattributed", "1"), ("since", str(since)), ("limit", "500")]
+            page = api.JournalPage.model_validate(await self.call(api.JOURNAL, query=query))
+            out += [e for e in page.entries if e.get("episode") is None]
+            if not page.next or not page.entries:
                 return out
-            since = int(following)
+            since = page.next
 
     async def reset(self) -> None:
-        await self.call("POST", "/reset")
+        await self.call(api.RESET)
+
+    async def load_replay(self, episode: str, plan: ReplayPlan) -> None:
+        """Serve a recorded session to this open episode instead of the upstreams."""
+        await self.call(api.REPLAY_LOAD, plan, episode)
+
+    async def end_replay(self, episode: str) -> api.ReplayReport:
+        return api.ReplayReport.model_validate(await self.call(api.REPLAY_END, episode=episode))
+
+    async def record(self, on: bool) -> None:
+        await self.call(api.RECORDING, api.RecordingSet(on=on))
+
+    async def recorded(self, episode: str) -> list[dict[str, Any]]:
+        """An ended episode's recorded exchanges (the proxy forgets them)."""
+        return api.Recorded.model_validate(await self.call(api.RECORDED, episode=episode)).exchanges
+
+    async def spans(self, query: list[tuple[str, str]]) -> list[dict[str, Any]]:
+        """The agent's spans the proxy's OTLP receiver kept (query: trace_id (repeated), parent, wait_ms)."""
+        return api.SpansReply.model_validate(await self.call(api.SPANS, query=query)).spans

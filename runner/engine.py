@@ -27,11 +27,11 @@ from flakeproxy.planning.plan import STATEFUL_WARNING, Plan, plan_episodes, shar
 from flakeproxy.proxycore.redact import Redactor
 from flakeproxy.results import CellResult, Episode, RunResult, ShardInfo
 from flakeproxy.runner.agents import make_agent
-from flakeproxy.runner.agents.python import PythonAdapter
 from flakeproxy.runner.control import ControlClient
 from flakeproxy.runner.episodes import EpisodeRunner
 from flakeproxy.runner.local import LocalProxy, needs_local_proxy
 from flakeproxy.runner.mock import MockService
+from flakeproxy.runner.ports import EpisodePort, MockPort, ProxyPort
 from flakeproxy.runner.recording import recording_hooks
 from flakeproxy.runner.results_file import check_writable, new_result, now, write
 from flakeproxy.runner.telemetry import TelemetryExport, telemetry_export
@@ -59,9 +59,7 @@ class ContractRun:
         self.config_path, self.output, self.progress = config_path, output, progress
         self.result = new_result(self.config, config_path)
         assert self.config.agent is not None
-        self.agent = make_agent(self.config.agent)
-        if isinstance(self.agent, PythonAdapter):
-            self.agent.near = Path(config_path).resolve().parent
+        self.agent = make_agent(self.config.agent, Path(config_path).resolve().parent)
         self.local = local  # a local proxy launched already (launch_local), else started by _start
         self.mocks: list[MockService] = []
         self.control: ControlClient | None = None
@@ -103,6 +101,13 @@ class ContractRun:
         where = "proxy.admin_url" if proxy.admin_url else "proxy.admin"
         await self.control.wait_ready(proxy.ready_timeout_ms / 1000, where)
         await self.control.reset()
+
+    def _ports(self, sequential: bool) -> list[EpisodePort]:
+        """What keeps records of each episode: the proxy (first: it names the episode), the agent's own (a python
+        agent's wrapped tools), the mock services that record requests."""
+        proxy: list[EpisodePort] = [ProxyPort(self.control)] if self.control else []
+        mocks = [s for s in self.config.services.values() if isinstance(s, HttpMockService) and s.record]
+        return proxy + self.agent.ports() + [MockPort(service, sequential) for service in mocks]
 
     def _concurrency(self) -> int:
         """Episodes overlap only when the proxy can tell their requests apart, and no check reads shared state
@@ -154,7 +159,7 @@ class ContractRun:
 
     def _in_plan_order(self) -> list[Episode]:
         """The episodes done so far in plan order (e1, e2, ...), whatever order they finished in."""
-        return sorted(self.done.values(), key=lambda e: int(e.id[1:]))
+        return sorted(self.done.values(), key=lambda e: e.number)
 
     async def _unattributed(self) -> None:
         """Requests no episode could be tied to: kept in results.json and counted on every episode that might
@@ -166,7 +171,7 @@ class ContractRun:
         self._loose_seen.update(e.get("seq", 0) for e in loose)
         redactor = Redactor(self.config.redact)
         for entry in loose:
-            self._loose_by_cell.update(set(entry.get("cell_candidates") or []))
+            self._loose_by_cell.update(set(entry.get("episode_candidates") or []))
         for episode in self.done.values():
             episode.unattributed = self._loose_by_cell[episode.cell_id or ""]
         self.result.unattributed_journal += [redactor.entry(e) for e in loose]
@@ -240,11 +245,10 @@ class ContractRun:
             check_writable(self.output)  # an output folder it cannot write is said now, not after the run
             self.telemetry = telemetry_export(self.config)
             await self._start()
-            runner = EpisodeRunner(self.config, self.agent, self.control, sequential=True)
+            limit = self._concurrency()
+            runner = EpisodeRunner(self.config, self.agent, self.control, ports=self._ports(sequential=limit == 1))
             runner.hooks += await recording_hooks(self)
             runner.hooks += [self.telemetry] if self.telemetry else []
-            limit = self._concurrency()
-            runner.sequential = limit == 1
             await self._steps(runner, limit)
             self.result.complete = True
         except (asyncio.CancelledError, KeyboardInterrupt):
@@ -258,8 +262,9 @@ class ContractRun:
             raise crashed(e, self.output) from e
         finally:
             self.result.finished_at = now()
-            if self.telemetry is not None and (line := await asyncio.to_thread(self.telemetry.close)):
-                self.warn(line)
+            undelivered = await asyncio.to_thread(self.telemetry.close) if self.telemetry is not None else None
+            if undelivered:
+                self.warn(undelivered)
             try:
                 self._write()
             finally:

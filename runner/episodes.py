@@ -13,17 +13,16 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from flakeproxy.config import FlakeproxyConfig, Scenario
-from flakeproxy.config.settings import HttpMockService
 from flakeproxy.invariants.base import Invariant
 from flakeproxy.judging.cells import Context, judge_episode, judges
 from flakeproxy.proxycore.delivery import mark_delivery
 from flakeproxy.proxycore.redact import Redactor
 from flakeproxy.results import Episode
 from flakeproxy.runner.agents.base import Agent, Invocation
-from flakeproxy.runner.agents.python import PythonAdapter, import_object
+from flakeproxy.runner.agents.python import import_object
 from flakeproxy.runner.answers import reply_texts, scrubbed
 from flakeproxy.runner.control import ControlClient
-from flakeproxy.runner.mock import mock_call
+from flakeproxy.runner.ports import EpisodePort, Opening
 from flakeproxy.runner.telemetry import agent_spans
 from flakeproxy.telemetry.intake import scrub_spans
 from flakeproxy.wire.trace import new_trace
@@ -42,10 +41,11 @@ class EpisodeRunner:
     config: FlakeproxyConfig
     agent: Agent
     control: ControlClient | None
-    sequential: bool  # one episode at a time: mock recordings can be cleared and read per episode
     #: the scenarios of episodes outside the contract's matrix (ci pillars): None is calm
     pillar_scenarios: dict[str | None, Scenario] = field(default_factory=dict)
-    hooks: list[EpisodeHook] = field(default_factory=list)  # called after the cell opens and once it closed
+    #: what keeps records of each episode (the proxy first: it names the episode), in the order they are asked
+    ports: list[EpisodePort] = field(default_factory=list)
+    hooks: list[EpisodeHook] = field(default_factory=list)  # called after the ports began and once they ended
     #: run.attribution: slots: the slots free now (an episode takes one, runs on its agent instance, gives it back)
     slots: asyncio.Queue[int] | None = None
     #: tells this run's trace ids apart from another run's on a shared sidecar
@@ -95,9 +95,6 @@ class EpisodeRunner:
     def llm_targets(self) -> set[str]:
         return {name for name, target in self.config.targets.items() if target.api}
 
-    def _mocks(self) -> list[HttpMockService]:
-        return [s for s in self.config.services.values() if isinstance(s, HttpMockService) and s.record]
-
     async def run(self, episode: Episode) -> Episode:
         """The episode with its answer, latency, error and journal filled in (on a free slot, when slotted)."""
         if self.slots is None:
@@ -113,26 +110,21 @@ class EpisodeRunner:
         await self.reset(how)
         scenario, seed = self.scenario_of(episode), self.config.run.seed
         trace = new_trace(episode.id, episode.label, seed, self.nonce)
-        cell = episode.label
-        if self.control:
-            ref = self._scenario_ref(scenario)
-            cell = await self.control.begin(episode.label, ref, seed, trace.trace_id, slot)
-        if isinstance(self.agent, PythonAdapter):
-            self.agent.open_cell(cell, episode.label, scenario, seed)
+        opening = Opening(episode.label, episode.label, scenario, self._scenario_ref(scenario), seed, trace, slot)
+        for port in self.ports:  # the first that names the episode (the proxy) names it for the others
+            named = await port.begin(opening)
+            opening = dataclasses.replace(opening, id=named) if named is not None else opening
+        cell = opening.id
         for hook in self.hooks:
             await hook.begun(episode, cell)
-        if self.sequential:
-            for mock in self._mocks():
-                await mock_call(mock, "reset")
         how = dataclasses.replace(how, cell=cell, trace=dataclasses.replace(trace, cell=cell))
         reply = await self.agent.invoke(episode.prompt, how)
-        texts = reply_texts(reply)
-        journal, unsettled, texts = await self.control.end(cell, texts) if self.control else ([], [], texts)
-        if isinstance(self.agent, PythonAdapter):
-            journal += self.agent.cell_journal(cell)
-        for mock in self._mocks():
-            recorded = await mock_call(mock, "requests")
-            journal += recorded if self.sequential else [r for r in recorded if r.get("cell") == cell]
+        texts, journal, unsettled = reply_texts(reply), list[dict[str, Any]](), list[int]()
+        for port in self.ports:
+            records = await port.end(cell, texts)
+            journal += records.journal
+            unsettled += records.unsettled
+            texts = records.texts if records.texts is not None else texts
         redactor, found = Redactor(self.config.redact), set[str]()  # everything an episode collects, redacted
         entries = [redactor.entry(e, found) for e in sorted(journal, key=lambda e: e.get("started_at", 0))]
         answer, error = scrubbed(texts, redactor, found)  # no secret, any text

@@ -17,7 +17,7 @@ from flakeproxy.config.settings import HttpMockService
 from flakeproxy.errors import InfrastructureError
 from flakeproxy.proxycore.redact import DEFAULT, Redactor
 from flakeproxy.wire.call import CELL_HEADER
-from flakeproxy.wire.trace import baggage_cell
+from flakeproxy.wire.trace import baggage_episode
 
 PREFIX = "/_flakeproxy"
 
@@ -38,7 +38,7 @@ class MockService:
         body = await request.read()
         if self.config.record:
             recording = {
-                "cell": request.headers.get(CELL_HEADER) or baggage_cell(request.headers.get("baggage", "")),
+                "episode": request.headers.get(CELL_HEADER) or baggage_episode(request.headers.get("baggage", "")),
                 "targets": [self.name],
                 "method": request.method,
                 "url": str(request.url),

@@ -24,7 +24,7 @@ class RecordHook:
         self.written: list[Path] = []
 
     async def start(self) -> None:
-        await self.control.call("PUT", "/recording", {"on": True})
+        await self.control.record(True)
 
     async def begun(self, episode: Episode, cell: str) -> None:
         return None
@@ -32,7 +32,7 @@ class RecordHook:
     async def ended(self, episode: Episode) -> None:
         if episode.cell_id is None:
             return
-        data = await self.control.call("GET", f"/cells/{episode.cell_id}/recording")
+        exchanges = await self.control.recorded(episode.cell_id)
         session = Session(
             id=slug(episode.label.replace(" | ", "-")),
             name=episode.label,
@@ -41,7 +41,7 @@ class RecordHook:
             contract=self.contract,
             scenario=episode.scenario if episode.faults() else None,
             answer=episode.answer,
-            exchanges=[Exchange.model_validate(x) for x in data["exchanges"]],
+            exchanges=[Exchange.model_validate(x) for x in exchanges],
             notes=fault_notes(episode),
         )
         self.written.append(write_session(self.folder, session))

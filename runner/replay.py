@@ -1,6 +1,6 @@
 """Replay sessions through the agent: each session one episode, its recording served by the proxy per cell.
 
-The proxy gets the session with the episode's cell (PUT /cells/{id}/replay) before the agent is invoked, and
+The proxy gets the session with the episode's cell (control_api.REPLAY_LOAD) before the agent is invoked, and
 says afterwards what it served and which requests no recording matched. The contract's invariants judge each
 replayed answer (flakeproxy.replay.score). Used by `flakeproxy replay run` and by ci's replay pillar.
 """
@@ -9,14 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from flakeproxy.config import FlakeproxyConfig
-from flakeproxy.config.replays import ReplayOptions, Session
+from flakeproxy.config.replays import ReplayOptions, ReplayPlan, Session
 from flakeproxy.errors import ConfigError
 from flakeproxy.replay.files import load_sessions
 from flakeproxy.replay.score import Replayed, judge_session, judging_scenario, replay_result
-from flakeproxy.results import Episode, ReplayResult, RunResult
+from flakeproxy.results import Episode, ReplayResult, RunResult, episode_id
 from flakeproxy.runner.control import ControlClient
 from flakeproxy.runner.engine import ContractRun, Progress
 from flakeproxy.runner.episodes import EpisodeRunner
@@ -63,15 +62,12 @@ class ReplayHook:
     async def begun(self, episode: Episode, cell: str) -> None:
         session = self.sessions.get(episode.id)
         if session is not None:
-            plan = {"session": session.model_dump(mode="json"), "options": self.options.model_dump(mode="json")}
-            await self.control.call("PUT", f"/cells/{cell}/replay", plan)
+            await self.control.load_replay(cell, ReplayPlan(session=session, options=self.options))
 
     async def ended(self, episode: Episode) -> None:
         if episode.id in self.sessions and episode.cell_id is not None:
-            report: dict[str, Any] = await self.control.call("POST", f"/cells/{episode.cell_id}/replay/end")
-            self.replayed[episode.id] = Replayed(
-                report["served"], report["unused"], list(report["unmatched"]), list(report.get("inexact") or [])
-            )
+            report = await self.control.end_replay(episode.cell_id)
+            self.replayed[episode.id] = Replayed(report.served, report.unused, report.unmatched, report.inexact)
 
 
 async def run_replays(
@@ -119,7 +115,7 @@ class ReplayRun(ContractRun):
 
     def _new(self, **fields: object) -> Episode:
         self._next_id += 1
-        return Episode.model_validate({"id": f"e{self._next_id}", **fields})
+        return Episode.model_validate({"id": episode_id(self._next_id), **fields})
 
     async def _steps(self, runner: EpisodeRunner, limit: int) -> None:
         self.result.replay = await run_replays(self, runner, self._new, self.sessions)

@@ -9,8 +9,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any
-from urllib.parse import urlencode
+from typing import TYPE_CHECKING, Any
 
 from flakeproxy.config import FlakeproxyConfig
 from flakeproxy.config.telemetry import PROTOCOLS, TelemetryConfig
@@ -40,8 +39,7 @@ async def agent_spans(
         return []
     traces = sorted({c[0] for c in map(call_context, journal) if c is not None} or {trace.trace_id})
     query = [("trace_id", t) for t in traces] + [("parent", trace.span_id), ("wait_ms", str(SPAN_WAIT_MS))]
-    data = await control.call("GET", f"/spans?{urlencode(query)}")
-    return [AgentSpan.model_validate(s) for s in data.get("spans") or []]
+    return [AgentSpan.model_validate(s) for s in await control.spans(query)]
 
 
 def _endpoint(config: TelemetryConfig, protocol: str) -> str | None:
@@ -104,7 +102,13 @@ def readable(spec: SpanSpec, resource: Any, scope: Any) -> Any:
     )
 
 
-class Counting:
+if TYPE_CHECKING:  # the otel extra is imported only when telemetry: is configured
+    from opentelemetry.sdk.trace.export import SpanExporter as _Exporter
+else:
+    _Exporter = object
+
+
+class Counting(_Exporter):
     """The exporter, counting what it could not deliver (for one line at the end instead of silence)."""
 
     def __init__(self, inner: Any) -> None:

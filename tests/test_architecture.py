@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO
 
 CORE = REPO / "flakeproxy"
@@ -167,3 +169,132 @@ def test_no_import_circle_among_flakeproxy_modules() -> None:
 def test_the_cycle_check_can_fail() -> None:
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+#: Where code may not write a control-API path itself: it names a route of flakeproxy.control_api instead. The tests
+#: of the HTTP surface (tests/addons, tests/hardening ...) keep literal paths on purpose: they pin the wire.
+ROUTE_FREE = ["flakeproxy", "addons", "runner", "tests/support", "bench"]
+
+
+def _route_prefixes() -> set[str]:
+    from flakeproxy import control_api
+
+    return {"/" + route.template.split("/")[1] for route in control_api.ROUTES} | {"/cells"}
+
+
+#: Paths other services have too (the agents' POST /reset, Phoenix's /healthz): a route of the proxy only
+#: when written with its method.
+SHARED_NAMES = {"/reset", "/healthz"}
+
+
+def _literal_paths(tree: ast.AST) -> list[tuple[int, str]]:
+    """String constants (the literal parts of f-strings too) that are not docstrings."""
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            found.append((node.lineno, node.value))
+    return sorted(set(found))  # an f-string's leading text is met twice
+
+
+def _names_a_route(text: str, prefixes: set[str]) -> bool:
+    words = text.split()
+    methods = {"GET", "PUT", "POST", "DELETE"}
+    for i, word in enumerate(words[:2]):
+        for prefix in prefixes:
+            named = word == prefix or word.startswith((prefix + "/", prefix + "?"))
+            if named and (prefix not in SHARED_NAMES or (i == 1 and words[0] in methods)):
+                return True
+    return False
+
+
+def _route_strings(folders: list[str]) -> list[str]:
+    prefixes = _route_prefixes()
+    offenders = []
+    for folder in folders:
+        for path in (REPO / folder).rglob("*.py"):
+            rel = path.relative_to(REPO).as_posix()
+            if rel == "flakeproxy/control_api.py":
+                continue
+            for line, text in _literal_paths(ast.parse(path.read_text(), str(path))):
+                if _names_a_route(text, prefixes):
+                    offenders.append(f"{rel}:{line}: {text[:60]!r}")
+    return offenders
+
+
+def test_no_route_string_outside_the_control_api_module() -> None:
+    """Routes are written once (flakeproxy/control_api.py); the addon, the runner's client, the test client and the
+    benchmarks name them from there, so a renamed route cannot leave a caller on the old path."""
+    assert _route_strings(ROUTE_FREE) == []
+
+
+def test_the_route_check_can_fail(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "m.py").write_text(
+        '"""GET /journal in a docstring is fine."""\n'
+        'x = f"/episodes/{1}/end"\ny = "/journal"\nz = "POST /reset"\nw = "/reset"\n'
+    )
+    monkeypatch.setattr(sys.modules[__name__], "REPO", tmp_path)
+    assert _route_strings(["."]) == ["m.py:2: '/episodes/'", "m.py:3: '/journal'", "m.py:4: 'POST /reset'"]
+
+
+#: The agent config models and adapters: which one an agent is gets asked only by the registry that makes it.
+AGENT_CLASSES = {
+    "AgentBase",
+    "HttpAgent",
+    "CommandAgent",
+    "PythonAgent",
+    "HttpAdapter",
+    "CommandAdapter",
+    "PythonAdapter",
+}
+REGISTRY = "runner/agents/__init__.py"
+
+
+def _isinstance_on(tree: ast.AST, names: set[str]) -> list[int]:
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance":
+            checked = node.args[1] if len(node.args) > 1 else None
+            named = {n.id for n in ast.walk(checked) if isinstance(n, ast.Name)} if checked else set()
+            named |= {n.attr for n in ast.walk(checked) if isinstance(n, ast.Attribute)} if checked else set()
+            lines += [node.lineno] if named & names else []
+    return lines
+
+
+def test_no_isinstance_on_agent_classes_outside_the_registry() -> None:
+    """What differs between kinds of agent is asked of the adapter (its ports, its reset) or of the config model
+    (its tool names), so a new kind is one config model and one adapter module, not edits across the runner."""
+    offenders = [
+        f"{path.relative_to(REPO).as_posix()}:{line}"
+        for folder in ("flakeproxy", "addons", "runner")
+        for path in (REPO / folder).rglob("*.py")
+        if path.relative_to(REPO).as_posix() != REGISTRY
+        for line in _isinstance_on(ast.parse(path.read_text(), str(path)), AGENT_CLASSES)
+    ]
+    assert offenders == []
+
+
+def test_the_isinstance_check_can_fail() -> None:
+    tree = ast.parse("isinstance(a, PythonAdapter)\nisinstance(a, (x.HttpAgent, int))\nisinstance(a, int)\n")
+    assert _isinstance_on(tree, AGENT_CLASSES) == [1, 2]
+
+
+def test_the_type_checked_tree_links_every_module() -> None:
+    """mypy checks typecheck/flakeproxy (pyproject [tool.mypy] files): the installed layout as symlinks, since it
+    cannot follow addons/ and runner/ into flakeproxy.addons and flakeproxy.runner through an editable install. A
+    module of flakeproxy/ without its link there would silently go unchecked."""
+    tree = REPO / "typecheck" / "flakeproxy"
+    wanted = {
+        p.name: p for p in CORE.iterdir() if p.name != "__pycache__" and (p.is_dir() or p.suffix in (".py", ".typed"))
+    }
+    wanted |= {"addons": REPO / "addons", "runner": REPO / "runner"}
+    links = {p.name: p for p in tree.iterdir()}
+    assert sorted(links) == sorted(wanted)
+    assert [n for n, p in links.items() if not p.is_symlink() or p.resolve() != wanted[n].resolve()] == []

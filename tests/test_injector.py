@@ -24,7 +24,7 @@ def injector(seed: int, **scenario: Any) -> Injector:
 
 def sequence(seed: int, n: int = 40, **scenario: Any) -> list[str | None]:
     inj = injector(seed, **scenario)
-    cell = inj.begin_cell().id
+    cell = inj.begin_episode().id
     out = []
     for _ in range(n):
         decision = inj.decide(call(), cell)
@@ -56,7 +56,7 @@ def test_probability_zero_and_one() -> None:
 
 def test_counters_are_per_cell_and_reset_with_the_scenario() -> None:
     inj = injector(0, tool_faults=[{"tool": "quotes", "mode": "error", "after_calls": 2, "times": 1}])
-    a, b = inj.begin_cell().id, inj.begin_cell().id
+    a, b = inj.begin_episode().id, inj.begin_episode().id
     fired = [(c, bool(inj.decide(call(), c))) for c in (a, a, b, a, b)]
     assert fired == [(a, False), (a, True), (b, False), (a, False), (b, True)]
 
@@ -66,14 +66,14 @@ def test_first_matching_fault_wins_but_every_match_is_counted() -> None:
         0,
         tool_faults=[{"tool": "quotes", "mode": "slow", "times": 1}, {"tool": "*", "mode": "error", "after_calls": 2}],
     )
-    cell = inj.begin_cell().id
+    cell = inj.begin_episode().id
     kinds = [d.kind if (d := inj.decide(call(), cell)) else None for _ in range(3)]
     assert kinds == ["slow", "error", "error"]
 
 
 def test_llm_faults_aim_at_api_targets_only() -> None:
     inj = injector(0, llm_faults=[{"mode": "error"}])
-    cell = inj.begin_cell().id
+    cell = inj.begin_episode().id
     assert inj.decide(call("quotes"), cell) is None
     decision = inj.decide(call("llm"), cell)
     assert decision is not None and decision.section == "llm_faults"

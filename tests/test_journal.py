@@ -37,7 +37,7 @@ def test_journal_is_bounded_in_bytes_oldest_first() -> None:
     for i in range(1, 6):
         journal.add(_entry(i, "a" if i % 2 else "b", "x" * 1000))
     assert [e.seq for e in journal.entries] == [3, 4, 5] and journal.dropped == 2 and journal.bytes == 3 * one
-    assert [e.seq for e in journal.for_cell("a")] == [3, 5]
+    assert [e.seq for e in journal.for_episode("a")] == [3, 5]
 
 
 def test_an_entry_that_grows_is_counted_when_it_settles() -> None:
@@ -69,7 +69,7 @@ def test_pages_follow_seq_and_filter() -> None:
     assert seqs(journal.page(since=6, limit=3)) == ([7], None)
     assert seqs(journal.page(limit=4)) == ([1, 2, 3, 4], 4)
     assert seqs(journal.page(limit=7)) == ([1, 2, 3, 4, 5, 6, 7], None)
-    assert seqs(journal.page(cell="a", limit=2)) == ([1, 2], 2)
+    assert seqs(journal.page(episode="a", limit=2)) == ([1, 2], 2)
     assert seqs(journal.page(unattributed=True)) == ([3, 6], None)
     assert seqs(journal.page(since=3, unattributed=True, limit=1)) == ([6], None)
 
@@ -103,8 +103,8 @@ def test_a_compressed_capture_reads_as_text() -> None:
     assert readable(b"br bytes", "br") == b"br bytes"
 
 
-def test_a_cells_entries_are_its_own_and_leave_with_the_oldest() -> None:
-    """for_cell reads the cell's own index (ending an episode does not scan the whole journal); trimming the
+def test_an_episodes_entries_are_its_own_and_leave_with_the_oldest() -> None:
+    """for_episode reads the episode's own index (ending an episode does not scan the whole journal); trimming the
     oldest entries takes them out of it too, and clear() empties it."""
     journal = Journal(max_bytes=10_000)
     for seq in range(1, 13):
@@ -112,8 +112,8 @@ def test_a_cells_entries_are_its_own_and_leave_with_the_oldest() -> None:
     held = {e.seq for e in journal.entries}
     assert journal.dropped > 0 and len(held) < 12
     for cell in ("c0", "c1", "c2"):
-        expected = [e.seq for e in journal.entries if e.cell == cell]
-        assert [e.seq for e in journal.for_cell(cell)] == expected and expected
-    assert journal.for_cell("nobody") == []
+        expected = [e.seq for e in journal.entries if e.episode == cell]
+        assert [e.seq for e in journal.for_episode(cell)] == expected and expected
+    assert journal.for_episode("nobody") == []
     journal.clear()
-    assert journal.for_cell("c0") == []
+    assert journal.for_episode("c0") == []

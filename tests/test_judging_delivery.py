@@ -48,7 +48,7 @@ def record(applied: bool, reached: bool | None, settled: bool = True) -> dict[st
 
 
 def episode(fault: dict[str, Any], answer: str, n: int = 1) -> Episode:
-    entry = {"seq": 1, "cell": f"c{n}", "targets": ["news"], "started_at": 1.0, "method": "GET", "url": "u"}
+    entry = {"seq": 1, "episode": f"c{n}", "targets": ["news"], "started_at": 1.0, "method": "GET", "url": "u"}
     return Episode(
         id=f"e{n}", scenario="injection", prompt="What is AAPL trading at?", prompt_index=0, replica=n - 1,
         label=f"l{n}", answer=answer, journal=[{**entry, "fault": fault}],

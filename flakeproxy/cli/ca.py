@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -31,8 +32,8 @@ def ca(config_path: str, what: str, out: str | None) -> None:
     """Print the forward listener's CA certificate (made in proxy.ca_dir if it is not there yet).
 
     The proxy makes the same CA on its first start and reuses it after; its private key never
-    leaves proxy.ca_dir. Trust the certificate in the agent: see the README's "Staging: HTTPS
-    through the forward proxy".
+    leaves proxy.ca_dir. Trust the certificate in the agent: see docs/staging.md, "The CA"
+    (the docs site's Staging page).
     """
     config = load_config(config_path)
     from flakeproxy.addons.ca import check_out, ensure_ca  # needs mitmproxy's certificate code
@@ -40,7 +41,8 @@ def ca(config_path: str, what: str, out: str | None) -> None:
     files = ensure_ca(config.proxy)
     if out is not None:
         check_out(Path(out), files)  # never onto the CA's own files (its private key)
-    text = {"pem": files.pem, "bundle": files.bundle, "path": lambda: f"{files.cert}\n"}[what]()
+    texts: dict[str, Callable[[], str]] = {"pem": files.pem, "bundle": files.bundle, "path": lambda: f"{files.cert}\n"}
+    text = texts[what]()
     if out is None:
         click.echo(text, nl=False)
         return

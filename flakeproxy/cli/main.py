@@ -26,6 +26,11 @@ COMMANDS = {
         "ci",
         "Run every configured pillar once: contract (the matrix), chaos (top-level chaos: judged by invariants:),",
     ),
+    "compare": (
+        "flakeproxy.cli.compare",
+        "compare",
+        "Compare two runs' results.json (files, or folders holding one), cell by cell: the change in pass rate with",
+    ),
     "contract": (
         "flakeproxy.cli.contract",
         "contract",
@@ -50,6 +55,11 @@ COMMANDS = {
         "flakeproxy.cli.mock",
         "mock",
         "Serve the http_mock services of the config: canned answers from their routes, every request recorded (GET",
+    ),
+    "plan": (
+        "flakeproxy.cli.plan",
+        "plan",
+        "Print what `contract run` will do with this config without running anything: the episodes (each one a paid",
     ),
     "profiles": (
         "flakeproxy.cli.ci",
@@ -108,6 +118,7 @@ class LazyGroup(click.Group):
 EXIT_CODES = """\b
 Exit codes: 0 pass, 1 the contract or a threshold failed, 2 the config or the
 command line is wrong, 3 the infrastructure failed (agent or proxy unreachable),
+4 inconclusive (compare: no regression shown, too few replicas to pass),
 130 / 143 interrupted by Ctrl-C / SIGTERM (the results so far are written).
 Every option can also be set as FLAKEPROXY_<COMMAND>_<OPTION>, and -c as FLAKEPROXY_CONFIG."""
 

@@ -47,6 +47,21 @@ class AgentBase(StrictModel):
         None, description="MODULE:FUNCTION called (sync or async) before each cell to clear state."
     )
 
+    # What the config checks need to know of an agent's own tools, asked of the agent rather than of its class.
+    @property
+    def tool_names(self) -> list[str]:
+        """Tools the agent runs in-process, wrapped by flakeproxy: targets of tool faults and checks too."""
+        return []
+
+    @property
+    def tool_names_at_run_time(self) -> bool:
+        """Whether its tools' names are known only once it runs (a registry): names are not checked then."""
+        return False
+
+    def tool_faults_problem(self) -> str | None:
+        """Why tool faults could not reach this agent's tools, or None."""
+        return None
+
 
 def _has_prompt(value: Any) -> bool:
     if isinstance(value, str):
@@ -166,6 +181,18 @@ class PythonAgent(AgentBase):
     def tool_names(self) -> list[str]:
         """The names tool faults use for the configured tool callables (their attribute names)."""
         return [t.partition(":")[2].rsplit(".", 1)[-1] for t in self.tools]
+
+    @property
+    def tool_names_at_run_time(self) -> bool:
+        return self.tool_registry is not None
+
+    def tool_faults_problem(self) -> str | None:
+        if self.tools or self.tool_registry:
+            return None
+        return (
+            "tool faults on a python agent need agent.tools (a list of MODULE:CALLABLE) or "
+            "agent.tool_registry (MODULE:REGISTRY) so flakeproxy can wrap the tools"
+        )
 
 
 Agent = Annotated[HttpAgent | CommandAgent | PythonAgent, Field(discriminator="type")]

@@ -6,7 +6,6 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from flakeproxy.config.agent import PythonAgent
 from flakeproxy.config.base import glob_matches, is_glob
 from flakeproxy.config.settings import HttpMockService, SqlService
 from flakeproxy.faults import LLM_ATTACKS, MCP_ONLY, Fault
@@ -56,7 +55,7 @@ def _selected(config: FlakeproxyConfig, fault: Fault, loc: Loc, names: list[str]
     """The target names fault.tool selects, or an error naming the valid ones."""
     assert fault.tool is not None
     agent = config.agent
-    if isinstance(agent, PythonAgent) and agent.tool_registry and not is_glob(fault.tool):
+    if agent is not None and agent.tool_names_at_run_time and not is_glob(fault.tool):
         return []  # names live in the registry, known only at run time
     chosen = glob_matches(fault.tool, names)
     if not chosen:
@@ -71,8 +70,7 @@ def _check_fault(config: FlakeproxyConfig, fault: Fault, loc: Loc, llm_side: boo
     llm_targets = [n for n, t in config.targets.items() if t.api]
     agent = config.agent
     tool_names = [n for n, t in config.targets.items() if not t.api]
-    if isinstance(agent, PythonAgent):
-        tool_names += agent.tool_names
+    tool_names += agent.tool_names if agent is not None else []
     if fault.tool is None and fault.match_url is None:
         if not llm_side:
             raise CrossCheckError(loc, f"{fault.kind} needs tool: (a target name or glob) or match_url:")
@@ -107,12 +105,9 @@ def _check_matrix(config: FlakeproxyConfig) -> None:
     uses_tool_faults = any(
         s.tool_faults or any(not isinstance(a, LLM_ATTACKS) for a in s.context_attacks) for s in config.matrix
     )
-    if uses_tool_faults and isinstance(agent, PythonAgent) and not (agent.tools or agent.tool_registry):
-        raise CrossCheckError(
-            ("agent",),
-            "tool faults on a python agent need agent.tools (a list of MODULE:CALLABLE) or "
-            "agent.tool_registry (MODULE:REGISTRY) so flakeproxy can wrap the tools",
-        )
+    problem = agent.tool_faults_problem() if agent is not None else None
+    if uses_tool_faults and problem:
+        raise CrossCheckError(("agent",), problem)
     for i, scenario in enumerate(config.matrix):
         for j, tool_fault in enumerate(scenario.tool_faults):
             _check_fault(config, tool_fault, (*base, i, "tool_faults", j), llm_side=False)
@@ -148,9 +143,8 @@ def _check_invariant_list(config: FlakeproxyConfig, invariants: Sequence[Invaria
     _unique([inv.id for inv in invariants], lambda i: (*base, i, "id"), "invariant id")
     targets = list(config.targets)
     agent = config.agent
-    registry = isinstance(agent, PythonAgent) and agent.tool_registry is not None
-    if isinstance(agent, PythonAgent):
-        targets += agent.tool_names  # a python agent's wrapped tools are targets too
+    registry = agent is not None and agent.tool_names_at_run_time
+    targets += agent.tool_names if agent is not None else []  # an agent's wrapped tools are targets too
     sql = [n for n, s in config.services.items() if isinstance(s, SqlService)]
     mocks = [n for n, s in config.services.items() if isinstance(s, HttpMockService)]
     for i, inv in enumerate(invariants):

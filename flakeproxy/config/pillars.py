@@ -109,7 +109,8 @@ class MutationsConfig(StrictModel):
         description="Which types to generate; LLM types need model: and are skipped (and said so) without it.",
     )
     weights: dict[MutationType, float] = Field(
-        default_factory=dict, description="Per-type weight in the robustness score (defaults in the README)."
+        default_factory=dict,
+        description="Per-type weight in the robustness score (defaults: docs/reference/mutations.md).",
     )
 
     def weight(self, kind: str) -> float:

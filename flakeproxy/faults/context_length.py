@@ -15,7 +15,8 @@ from flakeproxy.wire.providers import provider
 class ContextLengthFault(Fault):
     """Refuse the prompt as too long: OpenAI 400 `context_length_exceeded`, Anthropic 400 `prompt is too long`.
 
-    The SDKs do not retry it; the agent must shorten its context.
+    OpenAI's names `param: messages`; Anthropic's reads `prompt is too long: N tokens > M maximum`. The SDKs do
+    not retry it; the agent must shorten its context.
     """
 
     mode: Literal["context_length_exceeded"]

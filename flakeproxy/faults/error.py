@@ -13,7 +13,11 @@ from flakeproxy.wire.providers import provider
 
 
 class ErrorFault(Fault):
-    """Answer for the upstream with an HTTP error (provider-shaped JSON for LLM targets)."""
+    """Answer for the upstream with an HTTP error (provider-shaped JSON for LLM targets).
+
+    LLM targets also get the headers the provider sends: OpenAI `x-request-id`, `x-ratelimit-*`; Anthropic
+    `request-id` (also the body's `request_id`), `anthropic-ratelimit-*`.
+    """
 
     mode: Literal["error"]
     error_code: int = Field(503, ge=400, le=599)

@@ -13,7 +13,11 @@ from flakeproxy.wire.streams import MidStreamError
 
 
 class MidStreamErrorFault(Fault):
-    """Send a provider error event inside a 200 SSE stream after after_events events, then end it."""
+    """Send a provider error event inside a 200 SSE stream after after_events events, then end it.
+
+    By default the error the API sends: `server_error` (OpenAI chat; the code of the Responses `error` event, or
+    of a final `response.failed` with `responses_event: response.failed`), `overloaded_error` (Anthropic).
+    """
 
     mode: Literal["mid_stream_error"]
     after_events: int = Field(3, ge=0)

@@ -13,7 +13,10 @@ from flakeproxy.wire.providers import provider
 
 
 class OverloadedFault(Fault):
-    """Answer as an overloaded provider: 529 overloaded_error (Anthropic) or 503 (OpenAI)."""
+    """Answer as an overloaded provider: 529 overloaded_error (Anthropic) or 503 (OpenAI).
+
+    OpenAI's 503 is a `server_error` with `code: null`, as OpenAI sends it.
+    """
 
     mode: Literal["overloaded"]
     retry_after_s: int | None = Field(None, ge=0, description="None = no Retry-After header.")

@@ -13,7 +13,10 @@ from flakeproxy.wire.providers import provider
 
 
 class RateLimitFault(Fault):
-    """Answer 429 with a Retry-After header of retry_after_s seconds (0 = retry at once)."""
+    """Answer 429 with a Retry-After header of retry_after_s seconds (0 = retry at once).
+
+    OpenAI targets also get `retry-after-ms` and OpenAI's "Rate limit reached for ... (RPM)" text.
+    """
 
     mode: Literal["rate_limit"]
     retry_after_s: int = Field(1, ge=0)

@@ -17,7 +17,8 @@ class StreamResetFault(Fault):
 
     On a stream the cut comes after after_events events (or after_bytes bytes); an answer that is not
     streamed is cut after after_bytes bytes (default: half) with its Content-Length still the full size.
-    httpx raises RemoteProtocolError; the journal's error says where the stream was cut.
+    httpx raises RemoteProtocolError (openai-python: APIConnectionError; a non-streamed answer is retried); the
+    journal's error says where the stream was cut.
     """
 
     mode: Literal["stream_reset"]

@@ -12,7 +12,10 @@ from flakeproxy.wire.llm_edits import truncate_action
 
 
 class TruncatedResponseFault(Fault):
-    """Cut the LLM's content to max_tokens words with finish_reason length / stop_reason max_tokens (0 = empty)."""
+    """Cut the LLM's content to max_tokens words with finish_reason length / stop_reason max_tokens (0 = empty).
+
+    JSON and SSE answers end alike, at the last word kept.
+    """
 
     mode: Literal["truncated_response"]
     max_tokens: int = Field(10, ge=0)

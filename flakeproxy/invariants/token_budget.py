@@ -12,6 +12,8 @@ from flakeproxy.judging.verdict import Observation, Verdict, failed, nothing_to_
 class TokenBudget(Invariant):
     """The episode's LLM calls used at most max tokens (input, output or total), as the provider reported them.
 
+    Cached input counts as input, reasoning as output.
+
     n/a when it made no LLM call, or when a call's usage is unknown (a cut stream, include_usage off) and the
     calls that were counted stay within max; when those alone exceed it, it fails.
     """

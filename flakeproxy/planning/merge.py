@@ -52,7 +52,7 @@ def merge(config: FlakeproxyConfig, config_path: str, shards: list[tuple[str, Ru
         raise ConfigError(f"the shards lack episodes {absent[:5]}; were they run from this config?")
     loose = [entry for _, r in shards for entry in r.unattributed_journal]
     ctx = Context(config, episodes, plan.baselines)
-    ordered = sorted(episodes.values(), key=lambda e: int(e.id[1:]))
+    ordered = sorted(episodes.values(), key=lambda e: e.number)
     cells = [cell for scenario in config.matrix for cell in judge_scenario(scenario, ordered, ctx)]
     warnings = list(dict.fromkeys(w for _, r in shards for w in r.warnings))
     if plan.stateful_check is not None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from flakeproxy.config import FlakeproxyConfig, Scenario
 from flakeproxy.invariants.base import Invariant
-from flakeproxy.results import Episode
+from flakeproxy.results import Episode, episode_id
 
 STATEFUL_WARNING = (
     "Warning: No reset_endpoint configured. Contract matrix cells may share state. Results may be "
@@ -59,7 +59,7 @@ class _Builder:
             label = f"{invariant} x {where}" if invariant else where
             episode = Episode.model_validate(
                 {
-                    "id": f"e{len(self.episodes) + 1}",
+                    "id": episode_id(len(self.episodes) + 1),
                     "scenario": scenario,
                     "prompt": prompt,
                     "prompt_index": n,
@@ -146,5 +146,5 @@ def parse_shard(text: str) -> tuple[int, int]:
 def shard_of(plan: Plan, index: int, count: int) -> Plan:
     """The share of the plan's episodes shard `index` of `count` runs: every count-th episode by id, so each
     shard gets a slice of every scenario and together they run every episode exactly once."""
-    mine = [e for e in plan.episodes if (int(e.id[1:]) - 1) % count == index - 1]
+    mine = [e for e in plan.episodes if (e.number - 1) % count == index - 1]
     return Plan(mine, plan.baselines, plan.stateful_check)

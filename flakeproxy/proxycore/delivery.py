@@ -2,7 +2,7 @@
 
 An attack on a tool's answer reached the agent when the proxy changed the bytes the agent got; it reached
 the model when a later LLM request of the same episode carried its payload (the proxy scans every LLM
-request of a cell under a context attack and lists, in `carries_attacks`, whose payload it carries). An
+request of an episode under a context attack and lists, in `carries_attacks`, whose payload it carries). An
 attack that rewrote an LLM request itself (memory poisoning) reached the model when it applied.
 """
 

@@ -1,4 +1,4 @@
-"""Decide, per request, which fault of the active scenario fires: counters per cell, seeded randomness."""
+"""Decide, per request, which fault of the active scenario fires: counters per episode, seeded randomness."""
 
 from __future__ import annotations
 
@@ -16,18 +16,18 @@ from flakeproxy.faults import LLM_ATTACKS, Fault
 from flakeproxy.wire.action import Action
 from flakeproxy.wire.call import Call, TargetSpec
 
-SHARED = "_"  # counter key for requests that belong to no single cell
-#: What a cell id may be: it goes into URLs (POST /cells/{id}/end) and headers as it is.
-CELL_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+SHARED = "_"  # counter key for requests that belong to no single episode
+#: What an episode id may be: it goes into URLs (POST /episodes/{id}/end) and headers as it is.
+EPISODE_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 
 
-def fault_seed(seed: int, scenario: str, section: str, index: int, call_index: int, cell: str = "") -> int:
+def fault_seed(seed: int, scenario: str, section: str, index: int, call_index: int, episode: str = "") -> int:
     """The seed of one decision: the same run seed gives the same faults, call for call.
 
-    `cell` is the cell's label (stable across runs, e.g. "invariant x scenario"), so that cells draw
+    `episode` is the episode's label (stable across runs, e.g. "invariant x scenario"), so that episodes draw
     different faults from one another while each replays exactly.
     """
-    digest = hashlib.sha256(f"{seed}|{scenario}|{section}|{index}|{call_index}|{cell}".encode()).digest()
+    digest = hashlib.sha256(f"{seed}|{scenario}|{section}|{index}|{call_index}|{episode}".encode()).digest()
     return int.from_bytes(digest[:8], "big")
 
 
@@ -52,14 +52,14 @@ class Decision:
         }
 
 
-#: A cell opened without a scenario of its own follows the proxy's active one (PUT /scenario).
+#: An episode opened without a scenario of its own follows the proxy's active one (PUT /scenario).
 FOLLOW = "follow"
 
 
 @dataclass
-class Cell:
+class Episode:
     """One episode's slice of the proxy: its own scenario and seed (or FOLLOW), how its requests are recognised
-    (trace id, slot), and its fault counters (after_calls, times), never shared with another cell."""
+    (trace id, slot), and its fault counters (after_calls, times), never shared with another episode."""
 
     id: str
     label: str | None = None
@@ -82,91 +82,91 @@ class Cell:
 
 @dataclass(frozen=True)
 class Clues:
-    """What a request carries that can tie it to a cell: the cell header, W3C trace context, its listener's slot."""
+    """What a request carries that can tie it to an episode: its header, W3C trace context, its listener's slot."""
 
     header: str | None = None
     trace_id: str | None = None
-    baggage_cell: str | None = None
+    baggage_episode: str | None = None
     slot: int | None = None
 
 
 class Injector:
-    """The state the proxy keeps between requests: the active scenario, open cells (each with its own scenario
+    """The state the proxy keeps between requests: the active scenario, open episodes (each with its own scenario
     or following the active one), counters."""
 
     def __init__(self, targets: Mapping[str, TargetSpec]) -> None:
         self.targets = dict(targets)
         self.scenario: Scenario | None = None
         self.seed = 0
-        self.cells: dict[str, Cell] = {}
-        self._shared = Cell(SHARED)
+        self.episodes: dict[str, Episode] = {}
+        self._shared = Episode(SHARED)
         self._ids = itertools.count(1)
 
     def set_scenario(self, scenario: Scenario | None, seed: int) -> None:
         self.scenario, self.seed = scenario, seed
-        self._shared = Cell(SHARED)
-        for cell in self.cells.values():
-            if cell.follows:
-                cell.seen.clear()
-                cell.fired.clear()
+        self._shared = Episode(SHARED)
+        for episode in self.episodes.values():
+            if episode.follows:
+                episode.seen.clear()
+                episode.fired.clear()
 
     def reset(self) -> None:
         self.set_scenario(None, 0)
-        self.cells.clear()
+        self.episodes.clear()
 
-    def begin_cell(
+    def begin_episode(
         self,
         label: str | None = None,
-        cell_id: str | None = None,
+        episode_id: str | None = None,
         *,
         scenario: Scenario | str | None = FOLLOW,
         seed: int = 0,
         trace_id: str | None = None,
         slot: int | None = None,
-    ) -> Cell:
-        """Open a cell; `scenario` (None: calm) makes it independent of the active scenario. The caller checks
+    ) -> Episode:
+        """Open an episode; `scenario` (None: calm) makes it independent of the active scenario. The caller checks
         that its id, trace id and slot are free (busy())."""
-        cell = Cell(cell_id or f"c{next(self._ids)}", label, scenario, seed, trace_id, slot)
-        self.cells[cell.id] = cell
-        return cell
+        episode = Episode(episode_id or f"c{next(self._ids)}", label, scenario, seed, trace_id, slot)
+        self.episodes[episode.id] = episode
+        return episode
 
-    def busy(self, cell_id: str | None, trace_id: str | None, slot: int | None) -> str | None:
-        """Why a cell with these could not be opened now (each may belong to one open cell), or None."""
-        for cell in self.cells.values():
-            if cell_id is not None and cell.id == cell_id:
-                return f"cell {cell_id!r} is already open; end it first or pick another id"
-            if trace_id is not None and cell.trace_id == trace_id:
-                return f"trace id {trace_id} belongs to open cell {cell.id!r}; give each episode its own trace"
-            if slot is not None and cell.slot == slot:
-                return f"slot {slot} is busy with cell {cell.id!r}; a slot runs one episode at a time"
+    def busy(self, episode_id: str | None, trace_id: str | None, slot: int | None) -> str | None:
+        """Why an episode with these could not be opened now (each may belong to one open episode), or None."""
+        for episode in self.episodes.values():
+            if episode_id is not None and episode.id == episode_id:
+                return f"episode {episode_id!r} is already open; end it first or pick another id"
+            if trace_id is not None and episode.trace_id == trace_id:
+                return f"trace id {trace_id} belongs to open episode {episode.id!r}; give each episode its own trace"
+            if slot is not None and episode.slot == slot:
+                return f"slot {slot} is busy with episode {episode.id!r}; a slot runs one episode at a time"
         return None
 
-    def end_cell(self, cell_id: str) -> Cell:
-        return self.cells.pop(cell_id)
+    def end_episode(self, episode_id: str) -> Episode:
+        return self.episodes.pop(episode_id)
 
     def attribute(self, clues: Clues) -> tuple[str | None, list[str]]:
-        """The cell a request belongs to, exactly: named by the cell header, by its baggage or trace id, by the
-        slot its listener serves, or the only open cell; else None and the candidates (never a guess)."""
-        for named in (clues.header, clues.baggage_cell):
-            if named and named in self.cells:
+        """The episode a request belongs to, exactly: named by the episode header, by its baggage or trace id, by the
+        slot its listener serves, or the only open episode; else None and the candidates (never a guess)."""
+        for named in (clues.header, clues.baggage_episode):
+            if named and named in self.episodes:
                 return named, []
         if clues.trace_id is not None:
-            for cell in self.cells.values():
-                if cell.trace_id == clues.trace_id:
-                    return cell.id, []
+            for episode in self.episodes.values():
+                if episode.trace_id == clues.trace_id:
+                    return episode.id, []
         if clues.slot is not None:
-            on_slot = [c.id for c in self.cells.values() if c.slot == clues.slot]
+            on_slot = [c.id for c in self.episodes.values() if c.slot == clues.slot]
             return (on_slot[0], []) if on_slot else (None, [])
-        if len(self.cells) == 1:
-            return next(iter(self.cells)), []
-        return None, sorted(self.cells)
+        if len(self.episodes) == 1:
+            return next(iter(self.episodes)), []
+        return None, sorted(self.episodes)
 
-    def scenario_of(self, cell_id: str | None) -> tuple[Scenario | None, int]:
-        """The scenario and seed that decide a request of this cell (None: the shared, active one)."""
-        cell = self.cells.get(cell_id or "")
-        if cell is None or cell.follows:
+    def scenario_of(self, episode_id: str | None) -> tuple[Scenario | None, int]:
+        """The scenario and seed that decide a request of this episode (None: the shared, active one)."""
+        episode = self.episodes.get(episode_id or "")
+        if episode is None or episode.follows:
             return self.scenario, self.seed
-        return cell.own, cell.seed
+        return episode.own, episode.seed
 
     def _matches(self, fault: Fault, llm_side: bool, call: Call) -> bool:
         if fault.match_url and not fnmatch.fnmatchcase(call.url, fault.match_url):
@@ -186,47 +186,47 @@ class Injector:
             + [("context_attacks", i, f, isinstance(f, LLM_ATTACKS)) for i, f in enumerate(s.context_attacks)]
         )
 
-    def markers(self, call: Call, cell_id: str | None) -> dict[int, str]:
-        """For a call to an LLM: the markers of its cell scenario's context attacks on tool answers (index in
+    def markers(self, call: Call, episode_id: str | None) -> dict[int, str]:
+        """For a call to an LLM: the markers of its episode scenario's context attacks on tool answers (index in
         context_attacks -> marker), which the proxy looks for in the request to tell that an attack reached
         the model."""
-        scenario, _ = self.scenario_of(cell_id)
+        scenario, _ = self.scenario_of(episode_id)
         if scenario is None or call.api is None or not scenario.context_attacks:
             return {}
         return {i: m for i, f in enumerate(scenario.context_attacks) if (m := f.marker()) is not None}
 
-    def may_fault(self, call: Call, cell_id: str | None = None) -> bool:
-        """Whether a fault of the cell's scenario could match this call, judged before its body is read.
+    def may_fault(self, call: Call, episode_id: str | None = None) -> bool:
+        """Whether a fault of the episode's scenario could match this call, judged before its body is read.
 
         A call on a listener with MCP tool targets always could: the tool is named in the body.
         """
-        scenario, _ = self.scenario_of(cell_id)
+        scenario, _ = self.scenario_of(episode_id)
         if scenario is None:
             return False
         if any(t.mcp_tool and t.listener == call.listener for t in self.targets.values()):
             return True
         return any(self._matches(fault, llm_side, call) for _, _, fault, llm_side in self._faults(scenario))
 
-    def decide(self, call: Call, cell_id: str | None) -> Decision | None:
+    def decide(self, call: Call, episode_id: str | None) -> Decision | None:
         """Count this call for every fault it matches; the first one that fires decides the action."""
-        scenario, run_seed = self.scenario_of(cell_id)
+        scenario, run_seed = self.scenario_of(episode_id)
         if scenario is None:
             return None
-        cell = self.cells.get(cell_id or "", self._shared)
+        episode = self.episodes.get(episode_id or "", self._shared)
         chosen: Decision | None = None
         for section, index, fault, llm_side in self._faults(scenario):
             if not self._matches(fault, llm_side, call):
                 continue
             key = (section, index)
-            n = cell.seen[key] = cell.seen.get(key, 0) + 1
+            n = episode.seen[key] = episode.seen.get(key, 0) + 1
             if chosen is not None or n < fault.after_calls:
                 continue
-            if fault.times is not None and cell.fired.get(key, 0) >= fault.times:
+            if fault.times is not None and episode.fired.get(key, 0) >= fault.times:
                 continue
-            seed = fault_seed(run_seed, scenario.name, section, index, n, cell.label or "")
+            seed = fault_seed(run_seed, scenario.name, section, index, n, episode.label or "")
             rng = random.Random(seed)
             if rng.random() >= fault.probability:
                 continue
-            cell.fired[key] = cell.fired.get(key, 0) + 1
+            episode.fired[key] = episode.fired.get(key, 0) + 1
             chosen = Decision(scenario.name, section, index, fault.kind, n, seed, fault.act(call, rng))
         return chosen

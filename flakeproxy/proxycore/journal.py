@@ -68,11 +68,11 @@ class BodyCapture:
 
 @dataclass(slots=True)  # slots: a long run holds tens of thousands of these (issue 23, RSS)
 class JournalEntry:
-    """What happened to one request. `cell` is None when it could not be attributed to one cell."""
+    """What happened to one request. `episode` is None when it could not be attributed to one episode."""
 
     seq: int
-    cell: str | None
-    cell_candidates: list[str]
+    episode: str | None
+    episode_candidates: list[str]
     started_at: float
     listener: str
     targets: list[str]
@@ -150,7 +150,7 @@ class Snapshot:
         return self.redactor.entry({**self.fields, **body, "body_truncated": self.size > len(kept)}, set(self.known))
 
 
-#: How long ending a cell waits for its exchanges to reach the agent (a stream the agent still reads).
+#: How long ending an episode waits for its exchanges to reach the agent (a stream the agent still reads).
 SETTLE_S = 2.0
 #: What the journal keeps at most (bodies are capped at BODY_CAP_BYTES each); the oldest entries go first.
 JOURNAL_MAX_BYTES = 64 * 1024 * 1024
@@ -167,8 +167,8 @@ class Journal:
         self.max_bytes = max_bytes
         self.redactor = redactor or DEFAULT  # the config's: Redactor(config.redact)
         self._entries: deque[JournalEntry] = deque()
-        #: cell id -> its entries still held, in seq order: ending an episode reads its own, not the whole journal
-        self._by_cell: dict[str, deque[JournalEntry]] = {}
+        #: episode id -> its entries still held, in seq order: ending an episode reads its own, not the whole journal
+        self._by_episode: dict[str, deque[JournalEntry]] = {}
         self.bytes = 0
         self.dropped = 0
         self._seq = 0
@@ -185,8 +185,8 @@ class Journal:
         entry.redactor = entry.redactor or self.redactor
         entry.accounted = entry.weight()
         self._entries.append(entry)
-        if entry.cell is not None:
-            self._by_cell.setdefault(entry.cell, deque()).append(entry)
+        if entry.episode is not None:
+            self._by_episode.setdefault(entry.episode, deque()).append(entry)
         self.bytes += entry.accounted
         self._trim()
 
@@ -201,37 +201,37 @@ class Journal:
     def _trim(self) -> None:
         while self.bytes > self.max_bytes and len(self._entries) > 1:
             old = self._entries.popleft()
-            if old.cell is not None and (same := self._by_cell.get(old.cell)):
-                same.popleft()  # the oldest of the journal is the oldest of its cell
+            if old.episode is not None and (same := self._by_episode.get(old.episode)):
+                same.popleft()  # the oldest of the journal is the oldest of its episode
                 if not same:
-                    del self._by_cell[old.cell]
+                    del self._by_episode[old.episode]
             self.bytes -= old.accounted
             old.accounted = 0
             self.dropped += 1
 
-    def for_cell(self, cell_id: str) -> list[JournalEntry]:
-        return list(self._by_cell.get(cell_id, ()))
+    def for_episode(self, episode_id: str) -> list[JournalEntry]:
+        return list(self._by_episode.get(episode_id, ()))
 
-    async def wait_delivered(self, cell_id: str, timeout_s: float = SETTLE_S) -> list[int]:
-        """Wait (at most timeout_s) until the agent has all it will get of every exchange of a cell, so that no
+    async def wait_delivered(self, episode_id: str, timeout_s: float = SETTLE_S) -> list[int]:
+        """Wait (at most timeout_s) until the agent has all it will get of every exchange of an episode, so that no
         entry is read half-decided; the seqs of those still open after that."""
         deadline = time.monotonic() + timeout_s
         while True:
-            open_ = [e.seq for e in self._by_cell.get(cell_id, ()) if not e.delivered]
+            open_ = [e.seq for e in self._by_episode.get(episode_id, ()) if not e.delivered]
             if not open_ or time.monotonic() >= deadline:
                 return open_
             await asyncio.sleep(0.005)
 
     def page(
-        self, since: int = 0, limit: int = 1000, cell: str | None = None, unattributed: bool = False
+        self, since: int = 0, limit: int = 1000, episode: str | None = None, unattributed: bool = False
     ) -> tuple[list[JournalEntry], int | None]:
-        """Up to `limit` entries with seq > since (of one cell, or those of no cell), and the seq to
+        """Up to `limit` entries with seq > since (of one episode, or those of no episode), and the seq to
         pass as `since` for the next page (None when there is no more)."""
         out: list[JournalEntry] = []
         for entry in self._entries:
-            if entry.seq <= since or (cell is not None and entry.cell != cell):
+            if entry.seq <= since or (episode is not None and entry.episode != episode):
                 continue
-            if unattributed and entry.cell is not None:
+            if unattributed and entry.episode is not None:
                 continue
             if len(out) == limit:
                 return out, out[-1].seq
@@ -242,6 +242,6 @@ class Journal:
         for entry in self._entries:
             entry.accounted = 0
         self._entries.clear()
-        self._by_cell.clear()
+        self._by_episode.clear()
         self.bytes = 0
         self.dropped = 0

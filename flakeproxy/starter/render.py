@@ -28,7 +28,7 @@ def _header(answers: Answers, path: str) -> list[str]:
         f"# Written by `flakeproxy init`: {kind} agent that calls {apis}{tools}.",
         f"# Check it:  flakeproxy contract validate{option}   (cells, agent invocations, warnings)",
         f"# Run it:    flakeproxy contract run{option}        (starts the proxy; results in run.output)",
-        "# Every key: `flakeproxy schema` (JSON Schema for editors) and the README's config section.",
+        "# Every key: `flakeproxy schema` (JSON Schema for editors) and docs/reference/config.md (the docs site).",
         'version: "2.0"',
         "",
     ]

@@ -68,7 +68,7 @@ def context_of(traceparent: str) -> tuple[str, str] | None:
     return (m.group(1), m.group(2)) if m is not None and int(m.group(1), 16) != 0 else None
 
 
-def baggage_cell(baggage: str) -> str | None:
+def baggage_episode(baggage: str) -> str | None:
     """The episode a `baggage` header's value names (flakeproxy.episode=<cell>), or None."""
     for member in baggage.split(","):
         key, _, value = member.partition("=")

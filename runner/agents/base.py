@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from flakeproxy.wire.trace import TraceContext
+
+if TYPE_CHECKING:
+    from flakeproxy.runner.ports import EpisodePort
 
 
 @dataclass(frozen=True)
@@ -54,8 +57,13 @@ def url_variable(listener: str) -> str:
 
 
 class Agent(Protocol):
+    """An adapter: what the runner drives, whatever the agent is (made by the registry in agents/__init__.py)."""
+
     @property
     def has_reset(self) -> bool: ...
+
+    def ports(self) -> list[EpisodePort]:
+        """What keeps records of an episode besides the proxy (a python agent's wrapped tools); usually none."""
 
     async def start(self) -> None: ...
 

@@ -12,6 +12,7 @@ import time
 from flakeproxy.config.agent import CommandAgent
 from flakeproxy.errors import InfrastructureError
 from flakeproxy.runner.agents.base import Invocation, Reply, clip, telling_line
+from flakeproxy.runner.ports import EpisodePort
 
 
 async def _kill(process: asyncio.subprocess.Process) -> None:
@@ -29,6 +30,10 @@ class CommandAdapter:
     @property
     def has_reset(self) -> bool:
         return self.config.reset_command is not None
+
+    def ports(self) -> list[EpisodePort]:
+        """Its calls go through the proxy: no records of its own."""
+        return []
 
     async def start(self) -> None:
         return None

@@ -15,6 +15,7 @@ from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt,
 from flakeproxy.config.agent import HttpAgent, parse_response_path
 from flakeproxy.errors import InfrastructureError
 from flakeproxy.runner.agents.base import Invocation, Reply, clip
+from flakeproxy.runner.ports import EpisodePort
 from flakeproxy.wire.call import CELL_HEADER
 from flakeproxy.wire.sse import SseParser
 
@@ -39,13 +40,18 @@ class PathMissing(Exception):
 
 def follow(data: Any, steps: list[str | int]) -> Any:
     for step in steps:
-        if (isinstance(step, int) and isinstance(data, list) and -len(data) <= step < len(data)) or (
-            isinstance(step, str) and isinstance(data, dict) and step in data
-        ):
-            data = data[step]
-        else:
-            raise PathMissing(step)
+        data = _step(data, step)
     return data
+
+
+def _step(data: Any, step: str | int) -> Any:
+    """One step of a response path: a list index (negative from the end) or an object key."""
+    if isinstance(step, int):
+        if isinstance(data, list) and -len(data) <= step < len(data):
+            return data[step]
+    elif isinstance(data, dict) and step in data:
+        return data[step]
+    raise PathMissing(step)
 
 
 def as_text(value: Any) -> str:
@@ -61,6 +67,10 @@ class HttpAdapter:
     @property
     def has_reset(self) -> bool:
         return self.config.reset_endpoint is not None
+
+    def ports(self) -> list[EpisodePort]:
+        """Its calls go through the proxy: no records of its own."""
+        return []
 
     async def start(self) -> None:
         self.session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.config.timeout_ms / 1000))

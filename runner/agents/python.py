@@ -21,6 +21,7 @@ from flakeproxy.errors import ConfigError
 from flakeproxy.proxycore.injector import Injector
 from flakeproxy.runner.agents.base import Invocation, Reply
 from flakeproxy.runner.agents.otel import otel_context
+from flakeproxy.runner.ports import EpisodePort, Opening, Records
 from flakeproxy.wire.action import Action
 from flakeproxy.wire.call import CURRENT_CELL, CURRENT_URLS, Call, TargetSpec
 from flakeproxy.wire.coverage import Coverage
@@ -102,6 +103,21 @@ class ToolCall:
         return {**self.entry, "fault": fault}
 
 
+class ToolPort:
+    """The wrapped tools of a python agent as an episode port: their own injector opens the episode with its
+    scenario; their journal entries are the episode's records."""
+
+    def __init__(self, adapter: PythonAdapter) -> None:
+        self.adapter = adapter
+
+    async def begin(self, opening: Opening) -> str | None:
+        self.adapter.open_episode(opening.id, opening.label, opening.scenario, opening.seed)
+        return None
+
+    async def end(self, episode: str, texts: list[str | None]) -> Records:
+        return Records(self.adapter.episode_journal(episode))
+
+
 class PythonAdapter:
     def __init__(self, config: PythonAgent, near: Path | None = None) -> None:
         self.config = config
@@ -147,8 +163,8 @@ class PythonAdapter:
             call = Call("python", "CALL", f"python://{name}", name, {}, body, (name,))
             cell = CURRENT_CELL.get()
             decision = self.injector.decide(call, cell)
-            entry = {
-                "cell": cell,
+            entry: dict[str, Any] = {
+                "episode": cell,
                 "targets": [name],
                 "method": "CALL",
                 "url": call.url,
@@ -187,23 +203,27 @@ class PythonAdapter:
         wrapped.__flakeproxy_wrapped__ = True  # type: ignore[attr-defined]
         return wrapped
 
-    def cell_journal(self, cell: str) -> list[dict[str, Any]]:
-        return [c.to_json() for c in self.journal if c.entry["cell"] == cell]
+    def ports(self) -> list[EpisodePort]:
+        """The wrapped tools keep a journal of their own: one port."""
+        return [ToolPort(self)]
 
-    def open_cell(self, cell: str, label: str, scenario: Scenario | None = None, seed: int = 0) -> None:
+    def episode_journal(self, episode: str) -> list[dict[str, Any]]:
+        return [c.to_json() for c in self.journal if c.entry["episode"] == episode]
+
+    def open_episode(self, episode: str, label: str, scenario: Scenario | None = None, seed: int = 0) -> None:
         """The episode's own scenario for the wrapped tools, fault counters (after_calls, times) per episode;
         label seeds its decisions as in the proxy."""
         assert self.injector is not None
-        self.injector.cells.pop(cell, None)
-        self.injector.begin_cell(label=label, cell_id=cell, scenario=scenario, seed=seed)
+        self.injector.episodes.pop(episode, None)
+        self.injector.begin_episode(label=label, episode_id=episode, scenario=scenario, seed=seed)
 
     async def invoke(self, prompt: str, how: Invocation | None = None) -> Reply:
         assert self.fn is not None
         assert self.injector is not None
         run = how or Invocation()
         cell = run.cell
-        if cell is not None and cell not in self.injector.cells:
-            self.injector.begin_cell(label=cell, cell_id=cell)  # counters (after_calls, times) per cell
+        if cell is not None and cell not in self.injector.episodes:
+            self.injector.begin_episode(label=cell, episode_id=cell)  # counters (after_calls, times) per episode
         # copied into the worker thread's context by asyncio.to_thread (and into the task of an async agent)
         CURRENT_CELL.set(cell)
         CURRENT_TRACE.set(run.trace)

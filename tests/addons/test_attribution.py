@@ -41,40 +41,40 @@ def clean(world: tuple[Upstream, Proxy]) -> None:
     world[1].control.ok("POST", "/reset")
 
 
-def test_open_cells_each_run_their_own_scenario(world: tuple[Upstream, Proxy]) -> None:
+def test_open_episodes_each_run_their_own_scenario(world: tuple[Upstream, Proxy]) -> None:
     _up, proxy = world
     control, url = proxy.control, proxy.listeners["tools"]
     proxy.control.scenario("limited")  # the active scenario: only cells that follow it use it
-    down = control.ok("POST", "/cells", {"label": "d", "scenario": "down"})["id"]
-    calm = control.ok("POST", "/cells", {"label": "c", "scenario": None})["id"]
-    inline = control.ok("POST", "/cells", {"label": "i", "scenario": {"name": "teapot", "tool_faults": [
+    down = control.ok("POST", "/episodes", {"label": "d", "scenario": "down"})["id"]
+    calm = control.ok("POST", "/episodes", {"label": "c", "scenario": None})["id"]
+    inline = control.ok("POST", "/episodes", {"label": "i", "scenario": {"name": "teapot", "tool_faults": [
         {"tool": "quotes", "mode": "error", "error_code": 418}]}})["id"]  # fmt: skip
-    follows = control.ok("POST", "/cells", {"label": "f"})["id"]
+    follows = control.ok("POST", "/episodes", {"label": "f"})["id"]
     seen = {cell: fetch(url, "/v1/quotes", headers={"x-flakeproxy-cell": cell}).status for cell in (down, calm, inline)}
     seen[follows] = fetch(url, "/v1/quotes", headers={"x-flakeproxy-cell": follows}).status
     assert seen == {down: 503, calm: 200, inline: 418, follows: 429}
     journal = {cell: control.end(cell) for cell in (down, calm, inline, follows)}
     assert [e["fault"]["scenario"] for e in journal[down]] == ["down"]
-    assert journal[calm][0]["fault"] is None and journal[calm][0]["cell"] == calm
+    assert journal[calm][0]["fault"] is None and journal[calm][0]["episode"] == calm
 
 
 def test_fault_counters_are_per_cell_even_with_the_same_scenario(world: tuple[Upstream, Proxy]) -> None:
     _, proxy = world
     control, url = proxy.control, proxy.listeners["tools"]
-    a = control.ok("POST", "/cells", {"label": "a", "scenario": "second-call", "trace_id": TRACE_A})["id"]
-    b = control.ok("POST", "/cells", {"label": "b", "scenario": "second-call", "trace_id": TRACE_B})["id"]
+    a = control.ok("POST", "/episodes", {"label": "a", "scenario": "second-call", "trace_id": TRACE_A})["id"]
+    b = control.ok("POST", "/episodes", {"label": "b", "scenario": "second-call", "trace_id": TRACE_B})["id"]
     order = [TRACE_A, TRACE_B, TRACE_A, TRACE_A, TRACE_B]
     statuses = [fetch(url, "/v1/quotes", headers={"traceparent": traceparent(t)}).status for t in order]
     # after_calls: 2, times: 1, counted per cell: a's 2nd call fails, b's 2nd call fails, nothing else
     assert statuses == [200, 200, 503, 200, 503]
-    assert {e["cell"] for e in control.end(a)} == {a} and {e["cell"] for e in control.end(b)} == {b}
+    assert {e["episode"] for e in control.end(a)} == {a} and {e["episode"] for e in control.end(b)} == {b}
 
 
 def test_trace_context_ties_requests_to_their_episode(world: tuple[Upstream, Proxy]) -> None:
     up, proxy = world
     control, url = proxy.control, proxy.listeners["tools"]
-    down = control.ok("POST", "/cells", {"label": "d", "scenario": "down", "trace_id": TRACE_A})
-    calm = control.ok("POST", "/cells", {"label": "c", "scenario": None, "trace_id": TRACE_B})
+    down = control.ok("POST", "/episodes", {"label": "d", "scenario": "down", "trace_id": TRACE_A})
+    calm = control.ok("POST", "/episodes", {"label": "c", "scenario": None, "trace_id": TRACE_B})
     assert down["trace_id"] == TRACE_A and down["scenario"] == "down" and calm["scenario"] is None
     assert fetch(url, "/v1/quotes", headers={"traceparent": traceparent(TRACE_A)}).status == 503
     assert fetch(url, "/v1/quotes", headers={"traceparent": traceparent(TRACE_B)}).status == 200
@@ -82,8 +82,8 @@ def test_trace_context_ties_requests_to_their_episode(world: tuple[Upstream, Pro
     baggage = {"traceparent": traceparent("1" * 32), "baggage": f"user=x,flakeproxy.episode={down['id']}"}
     assert fetch(url, "/v1/quotes", headers=baggage).status == 503
     assert fetch(url, "/v1/quotes").status == 200  # no clue with two cells open: unattributed, no fault
-    loose = [e for e in control.journal() if e["cell"] is None]
-    assert len(loose) == 1 and loose[0]["cell_candidates"] == sorted([down["id"], calm["id"]])
+    loose = [e for e in control.journal() if e["episode"] is None]
+    assert len(loose) == 1 and loose[0]["episode_candidates"] == sorted([down["id"], calm["id"]])
     assert len(control.end(down["id"])) == 2 and len(control.end(calm["id"])) == 1
     sent = {k.lower(): v for k, v in up.requests[-2].headers.items()}
     assert sent["traceparent"] == traceparent(TRACE_B)  # the agent's trace context reaches the upstream
@@ -101,15 +101,15 @@ def test_trace_context_ties_requests_to_their_episode(world: tuple[Upstream, Pro
     ],
 )
 def test_bad_cell_openings(world: tuple[Upstream, Proxy], body: dict[str, object], status: int, says: str) -> None:
-    got, answer = world[1].control.call("POST", "/cells", body)
+    got, answer = world[1].control.call("POST", "/episodes", body)
     assert got == status and answer["error"].startswith(says), answer
 
 
 def test_a_trace_id_belongs_to_one_open_cell(world: tuple[Upstream, Proxy]) -> None:
     control = world[1].control
-    control.ok("POST", "/cells", {"trace_id": TRACE_A})
-    status, answer = control.call("POST", "/cells", {"trace_id": TRACE_A})
-    assert status == 409 and "belongs to open cell" in answer["error"]
+    control.ok("POST", "/episodes", {"trace_id": TRACE_A})
+    status, answer = control.call("POST", "/episodes", {"trace_id": TRACE_A})
+    assert status == 409 and "belongs to open episode" in answer["error"]
 
 
 def slotted_config(upstream: str, slots: int = 2) -> str:
@@ -127,19 +127,19 @@ def test_slots_tie_requests_to_the_episode_their_slot_runs() -> None:
         health = proxy.control.ok("GET", "/healthz")
         assert health["slots"] == 2 and {"tools", "tools@0", "tools@1"} <= set(health["listeners"])
         slot_url = {k: f"http://{health['listeners'][f'tools@{k}']}" for k in (0, 1)}
-        down = proxy.control.ok("POST", "/cells", {"label": "d", "scenario": "down", "slot": 0})["id"]
-        calm = proxy.control.ok("POST", "/cells", {"label": "c", "scenario": None, "slot": 1})["id"]
+        down = proxy.control.ok("POST", "/episodes", {"label": "d", "scenario": "down", "slot": 0})["id"]
+        calm = proxy.control.ok("POST", "/episodes", {"label": "c", "scenario": None, "slot": 1})["id"]
         assert fetch(slot_url[0], "/v1/quotes").status == 503
         assert fetch(slot_url[1], "/v1/quotes").status == 200
-        status, answer = proxy.control.call("POST", "/cells", {"slot": 1})
+        status, answer = proxy.control.call("POST", "/episodes", {"slot": 1})
         assert status == 409 and "slot 1 is busy" in answer["error"]
         [d] = proxy.control.end(down)
         [c] = proxy.control.end(calm)
-        assert (d["cell"], d["slot"], c["cell"], c["slot"]) == (down, 0, calm, 1)
+        assert (d["episode"], d["slot"], c["episode"], c["slot"]) == (down, 0, calm, 1)
         # a slot with no episode open: its requests belong to nobody (reported, never given to another slot)
-        other = proxy.control.ok("POST", "/cells", {"label": "x", "scenario": "down", "slot": 0})["id"]
+        other = proxy.control.ok("POST", "/episodes", {"label": "x", "scenario": "down", "slot": 0})["id"]
         assert fetch(slot_url[1], "/v1/quotes").status == 200
-        loose = [e for e in proxy.control.journal() if e["cell"] is None]
-        assert len(loose) == 1 and loose[0]["slot"] == 1 and loose[0]["cell_candidates"] == []
+        loose = [e for e in proxy.control.journal() if e["episode"] is None]
+        assert len(loose) == 1 and loose[0]["slot"] == 1 and loose[0]["episode_candidates"] == []
         assert proxy.control.end(other) == []
         assert len(up.requests) == 2  # the calm slot and the stray one; the faulted one never left the proxy

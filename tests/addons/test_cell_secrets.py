@@ -21,7 +21,7 @@ def test_a_secret_of_one_request_is_scrubbed_from_the_others_and_from_the_answer
         fetch(base, "/v1/quotes?symbol=AAPL", "GET", None, {**headers, "Authorization": f"Bearer {SECRET}"})
         echoed = json.dumps({"note": f"the key was {SECRET}"}).encode()  # no secret-named field: not found alone
         fetch(base, "/echo", "POST", echoed, {**headers, "content-type": "application/json"})
-        ended = proxy.control.ok("POST", f"/cells/{cell}/end", {"texts": [f"My key is {SECRET}.", None]})
+        ended = proxy.control.ok("POST", f"/episodes/{cell}/end", {"texts": [f"My key is {SECRET}.", None]})
         assert any(SECRET in r.body.decode() for r in up.requests), "the secret did reach the upstream"
     said = json.dumps(ended)
     assert SECRET not in said, said
@@ -33,7 +33,7 @@ def test_a_secret_of_one_request_is_scrubbed_from_the_others_and_from_the_answer
 def test_bad_texts_are_a_clear_4xx() -> None:
     with RunningUpstream() as up, running_proxy(config_for({"tools": up.url}, TARGETS)) as proxy:
         cell = proxy.control.begin("bad")
-        status, data = proxy.control.call("POST", f"/cells/{cell}/end", {"texts": "not a list"})
+        status, data = proxy.control.call("POST", f"/episodes/{cell}/end", {"texts": "not a list"})
         assert status == 400 and "texts must be a list" in data["error"], data
-        status, data = proxy.control.call("POST", f"/cells/{cell}/end", {"text": []})
+        status, data = proxy.control.call("POST", f"/episodes/{cell}/end", {"text": []})
         assert status == 400 and data["valid"] == ["texts"], data

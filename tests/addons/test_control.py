@@ -76,8 +76,8 @@ def test_bad_requests_say_what_is_valid(world: tuple[Upstream, Proxy]) -> None:
     )
     status, body = control.call("GET", "/nowhere")
     assert status == 404 and "GET /healthz" in body["valid"]
-    status, body = control.call("POST", "/cells/c999/end")
-    assert status == 404 and body["error"] == "no open cell 'c999'"
+    status, body = control.call("POST", "/episodes/c999/end")
+    assert status == 404 and body["error"] == "no open episode 'c999'"
 
 
 def raw(proxy: Proxy, method: str, path: str, body: bytes, headers: dict[str, str] | None = None) -> Seen:
@@ -134,18 +134,18 @@ def test_a_body_too_large_without_a_length_is_a_413(world: tuple[Upstream, Proxy
     "bad", ["a/b", "", "x" * 129, "sp ace", "é"], ids=["slash", "empty", "long", "space", "accent"]
 )
 def test_cell_ids_are_checked(world: tuple[Upstream, Proxy], bad: str) -> None:
-    status, body = world[1].control.call("POST", "/cells", {"id": bad})
-    assert status == 400 and body["error"].startswith(f"cell id {bad!r} is not valid: use 1-128 letters")
-    assert world[1].control.ok("GET", "/healthz")["open_cells"] == []
+    status, body = world[1].control.call("POST", "/episodes", {"id": bad})
+    assert status == 400 and body["error"].startswith(f"episode id {bad!r} is not valid: use 1-128 letters")
+    assert world[1].control.ok("GET", "/healthz")["open_episodes"] == []
 
 
 def test_a_cell_with_a_runner_style_id_begins_and_ends(world: tuple[Upstream, Proxy]) -> None:
     control = world[1].control
-    assert control.ok("POST", "/cells", {"id": "e12.r0", "label": "x"}) == {"id": "e12.r0", "label": "x"}
-    status, body = control.call("POST", "/cells", {"id": "e12.r0"})
-    assert status == 409 and body["error"] == "cell 'e12.r0' is already open; end it first or pick another id"
+    assert control.ok("POST", "/episodes", {"id": "e12.r0", "label": "x"}) == {"id": "e12.r0", "label": "x"}
+    status, body = control.call("POST", "/episodes", {"id": "e12.r0"})
+    assert status == 409 and body["error"] == "episode 'e12.r0' is already open; end it first or pick another id"
     assert control.end("e12.r0") == []
-    assert control.call("POST", "/cells/e12.r0/end")[0] == 404
+    assert control.call("POST", "/episodes/e12.r0/end")[0] == 404
 
 
 @pytest.mark.parametrize(
@@ -157,7 +157,7 @@ def test_a_cell_with_a_runner_style_id_begins_and_ends(world: tuple[Upstream, Pr
     ],
 )
 def test_bad_cell_bodies(world: tuple[Upstream, Proxy], body: dict[str, object], says: str) -> None:
-    status, answer = world[1].control.call("POST", "/cells", body)
+    status, answer = world[1].control.call("POST", "/episodes", body)
     assert (status, answer["error"]) == (400, says)
 
 
@@ -172,7 +172,7 @@ def test_journal_per_cell(world: tuple[Upstream, Proxy]) -> None:
     fetch(proxy.listeners["tools"], "/v1/quotes")
     journal_second = proxy.control.end(second)
     assert [(e["url"].rsplit("/", 1)[1], e["status"]) for e in journal_first] == [("quotes", 503), ("echo", 200)]
-    assert [e["cell"] for e in journal_second] == [second] and len(proxy.control.journal()) == 3
+    assert [e["episode"] for e in journal_second] == [second] and len(proxy.control.journal()) == 3
 
 
 def test_a_request_with_several_cells_open_names_its_candidates(world: tuple[Upstream, Proxy]) -> None:
@@ -181,8 +181,8 @@ def test_a_request_with_several_cells_open_names_its_candidates(world: tuple[Ups
     fetch(proxy.listeners["tools"], "/v1/quotes")
     fetch(proxy.listeners["tools"], "/v1/quotes", headers={"x-flakeproxy-cell": b})
     unattributed, named = proxy.control.journal()
-    assert unattributed["cell"] is None and unattributed["cell_candidates"] == sorted([a, b])
-    assert named["cell"] == b and "x-flakeproxy-cell" not in named["request_headers"]
+    assert unattributed["episode"] is None and unattributed["episode_candidates"] == sorted([a, b])
+    assert named["episode"] == b and "x-flakeproxy-cell" not in named["request_headers"]
 
 
 def test_secrets_are_redacted(world: tuple[Upstream, Proxy]) -> None:
@@ -210,7 +210,7 @@ def test_reset_clears_everything(world: tuple[Upstream, Proxy]) -> None:
     proxy.control.begin()
     fetch(proxy.listeners["tools"], "/v1/quotes")
     assert proxy.control.ok("POST", "/reset") == {"scenario": None, "seed": 0, "definition": None}
-    assert proxy.control.journal() == [] and proxy.control.ok("GET", "/healthz")["open_cells"] == []
+    assert proxy.control.journal() == [] and proxy.control.ok("GET", "/healthz")["open_episodes"] == []
 
 
 def test_token_is_required_when_set() -> None:

@@ -134,7 +134,7 @@ def test_a_stream_cut_counts_when_the_agent_leaves_before_the_upstream_sends_the
         seen = fetch(proxy.listeners["llm"], CHAT, "POST", body.encode(), {"content-type": "application/json"})
         assert not read("openai", seen).terminal
         deadline = time.monotonic() + 10
-        while not (entries := proxy.control.ok("GET", f"/journal?cell={cell}")["entries"])[0]["complete"]:
+        while not (entries := proxy.control.ok("GET", f"/journal?episode={cell}")["entries"])[0]["complete"]:
             assert time.monotonic() < deadline, entries
             time.sleep(0.02)
     fault = entries[0]["fault"]

@@ -176,7 +176,7 @@ public class Get {
 @pytest.mark.skipif(shutil.which("java") is None or shutil.which("keytool") is None, reason="no Java here")
 @pytest.mark.timeout(90)
 def test_java_with_a_truststore_copy_and_proxy_properties(world: World, tmp_path: Path) -> None:
-    """The README's Java recipe: the CA imported into a copy of the JDK's cacerts, the proxy and the store
+    """The Java recipe of docs/staging.md: the CA imported into a copy of the JDK's cacerts, the proxy and the store
     given as system properties (JAVA_TOOL_OPTIONS), the program unchanged."""
     java_home = Path(os.path.realpath(shutil.which("java") or "")).parent.parent
     store = tmp_path / "truststore.p12"

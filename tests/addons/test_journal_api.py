@@ -55,12 +55,12 @@ def test_a_cell_page_and_the_unattributed_page(world: tuple[Upstream, Proxy]) ->
     fetch(proxy.listeners["tools"], "/v1/quotes", headers={"x-flakeproxy-cell": b})
     fetch(proxy.listeners["tools"], "/v1/quotes")
     everything = proxy.control.journal()
-    loose = [e["seq"] for e in everything if e["cell"] is None]
+    loose = [e["seq"] for e in everything if e["episode"] is None]
     assert len(loose) == 2
     assert pages(proxy, "unattributed=1&limit=1") == [[loose[0]], [loose[1]]]
-    page = proxy.control.ok("GET", f"/journal?cell={a}")
-    assert [e["cell"] for e in page["entries"]] == [a] and page["next"] is None
-    assert [e["cell"] for e in proxy.control.end(b)] == [b]
+    page = proxy.control.ok("GET", f"/journal?episode={a}")
+    assert [e["episode"] for e in page["entries"]] == [a] and page["next"] is None
+    assert [e["episode"] for e in proxy.control.end(b)] == [b]
 
 
 @pytest.mark.parametrize(
@@ -70,9 +70,12 @@ def test_a_cell_page_and_the_unattributed_page(world: tuple[Upstream, Proxy]) ->
         ("since=x", "since must be an integer >= 0, got 'x'"),
         ("limit=0", "limit must be an integer >= 1, got '0'"),
         ("limit=10001", "limit must be at most 10000, got 10001; page with since= and next"),
-        ("cell=a/b", "cell id 'a/b' is not valid: use 1-128 letters, digits, '.', '_', ':' or '-' (e.g. 'e12.r0')"),
+        (
+            "episode=a/b",
+            "episode id 'a/b' is not valid: use 1-128 letters, digits, '.', '_', ':' or '-' (e.g. 'e12.r0')",
+        ),
         ("unattributed=yes", "unattributed must be 1 or 0, got 'yes'"),
-        ("cell=c1&unattributed=1", "cell and unattributed=1 exclude each other; ask for one"),
+        ("episode=c1&unattributed=1", "episode and unattributed=1 exclude each other; ask for one"),
         ("sinse=3", "unknown query parameters ['sinse']"),
     ],
 )

@@ -35,7 +35,7 @@ def read_in_background(url: str, cell: str) -> threading.Thread:
 
 def until_seen(proxy: Proxy, cell: str) -> None:
     deadline = time.monotonic() + 5
-    while not proxy.control.ok("GET", f"/journal?cell={cell}")["entries"]:
+    while not proxy.control.ok("GET", f"/journal?episode={cell}")["entries"]:
         assert time.monotonic() < deadline, "the request never reached the proxy"
         time.sleep(0.01)
 
@@ -45,7 +45,7 @@ def test_a_stream_that_ends_during_the_wait_is_read_whole(proxy: Proxy) -> None:
     reader = read_in_background(f"{proxy.listeners['tools']}/sse?gap=0.1&n=4", cell)
     until_seen(proxy, cell)
     started = time.monotonic()
-    ended = proxy.control.ok("POST", f"/cells/{cell}/end")
+    ended = proxy.control.ok("POST", f"/episodes/{cell}/end")
     waited = time.monotonic() - started
     reader.join(5)
     [entry] = ended["journal"]
@@ -58,7 +58,7 @@ def test_a_stream_still_open_after_the_bound_is_named(proxy: Proxy) -> None:
     reader = read_in_background(f"{proxy.listeners['tools']}/sse?gap=0.5&n=12", cell)
     until_seen(proxy, cell)
     started = time.monotonic()
-    ended = proxy.control.ok("POST", f"/cells/{cell}/end")
+    ended = proxy.control.ok("POST", f"/episodes/{cell}/end")
     waited = time.monotonic() - started
     [entry] = ended["journal"]
     assert ended["unsettled"] == [entry["seq"]] and not entry["complete"], ended

@@ -38,7 +38,7 @@ def fault(mode: str) -> dict[str, Any]:
 
 def episode(proxy: Proxy, client: httpx.Client, mode: str) -> dict[str, Any]:
     """One agent call on a kept-alive connection, its cell ended as soon as the agent has read what it got."""
-    cell = proxy.control.call("POST", "/cells", {"scenario": {"name": mode, "llm_faults": [fault(mode)]}})[1]["id"]
+    cell = proxy.control.call("POST", "/episodes", {"scenario": {"name": mode, "llm_faults": [fault(mode)]}})[1]["id"]
     body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "AAPL?"}]}
     try:
         with client.stream("POST", CHAT, json=body, headers={"x-flakeproxy-cell": cell}) as response:
@@ -46,7 +46,7 @@ def episode(proxy: Proxy, client: httpx.Client, mode: str) -> dict[str, Any]:
                 pass
     except httpx.RemoteProtocolError:
         assert mode == "stream_reset"  # the cut connection, as the agent sees it
-    ended = proxy.control.ok("POST", f"/cells/{cell}/end")
+    ended = proxy.control.ok("POST", f"/episodes/{cell}/end")
     [entry] = ended["journal"]
     return {"fault": entry["fault"], "unsettled": ended["unsettled"]}
 

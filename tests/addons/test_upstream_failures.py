@@ -83,8 +83,8 @@ def only_entry(proxy: Proxy) -> dict[str, Any]:
 def test_the_defaults_are_documented() -> None:
     listener = Listener(name="x", listen="127.0.0.1:1", upstream="http://127.0.0.1:2")
     assert (listener.connect_timeout_ms, listener.read_timeout_ms) == (10_000, 120_000)
-    readme = (REPO / "README.md").read_text()
-    assert "`connect_timeout_ms` (default 10000) and `read_timeout_ms` (default 120000" in readme
+    page = (REPO / "docs" / "proxy.md").read_text()
+    assert "`connect_timeout_ms` (default 10000) and `read_timeout_ms` (default 120000" in page
 
 
 def test_a_silent_upstream_gets_a_504() -> None:

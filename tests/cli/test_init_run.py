@@ -10,48 +10,16 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import aiohttp
-import openai
 import pytest
-from aiohttp import web
+
+pytest.importorskip("openai", reason="the SDKs install beside mitmproxy 12 on Python 3.13+ only")
 
 from tests.support.loops import free_port, running_app
+from tests.support.openai_agent import agent_routes
 from tests.support.upstream import RunningUpstream, Upstream
 
 SCENARIOS = ["no-chaos", "llm-rate-limited", "llm-down", "llm-truncated", "tool-down"]
-
-
-def agent_routes(urls: dict[str, str], careful: bool) -> list[web.RouteDef]:
-    """POST /chat {"message"} -> {"reply"}: a quote from its tool API, then one chat completion."""
-
-    async def chat(request: web.Request) -> web.Response:
-        message = (await request.json())["message"]
-        client = openai.AsyncOpenAI(base_url=urls["OPENAI_BASE_URL"], api_key="sk-test", timeout=20)
-        quote: Any = None
-        try:
-            async with (
-                aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5)) as http,
-                http.get(f"{urls['tool']}/quotes", params={"symbol": "AAPL"}) as r,
-            ):
-                r.raise_for_status()
-                quote = await r.json()
-        except (aiohttp.ClientError, TimeoutError):
-            quote = "unavailable"
-        try:
-            messages: Any = [{"role": "user", "content": f"{message} (quote: {quote})"}]
-            reply = await client.chat.completions.create(model="gpt-4o-mini", messages=messages)
-            text = reply.choices[0].message.content or ""
-        except openai.APIError as e:
-            if not careful:
-                raise web.HTTPInternalServerError(text=str(e)) from e
-            text = "Sorry, my language model is not answering right now; please try again in a minute."
-        finally:
-            await client.close()
-        return web.json_response({"reply": text})
-
-    return [web.post("/chat", chat)]
 
 
 @pytest.fixture(scope="module")

@@ -131,7 +131,7 @@ def test_compose_forward_agent_reaches_https_hosts_through_the_sidecar(
     files = [DOCKER / "compose.forward.yaml", _forward_world(tmp_path, image)]
     env = {"FLAKEPROXY_IMAGE": image, "AGENT_IMAGE": agent_image}
     with project("forward") as name:
-        # podman-compose 1.0.x ignores `depends_on: condition`: the CA job first, as the README says
+        # podman-compose 1.0.x ignores `depends_on: condition`: the CA job first, as docs/staging.md says
         first = compose(name, files, "up", "-d", "ca", env=env)
         assert first.returncode == 0, first.output[-3000:]
         assert wait_exit(f"{name}_ca_1") == 0

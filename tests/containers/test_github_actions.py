@@ -155,3 +155,17 @@ def test_the_action_with_a_missing_config_says_so_in_the_summary(
     assert out["exit-code"] == "2"
     assert "flakeproxy wrote no results.json in flakeproxy-results" in out["summary"]
     assert "flakeproxy contract run -c missing.yaml -o flakeproxy-results --shard 1/2" in "\n".join(run.logs)
+
+
+def test_the_action_in_compare_mode_gates_on_the_comparison(
+    tmp_path: Path, checkout: Path, python_bin: Path, configs: dict[str, Path]
+) -> None:
+    (tmp_path / "base").mkdir()
+    base, _ = _run(tmp_path / "base", checkout, python_bin, config=str(configs["careful"]))
+    baseline = str(tmp_path / "base" / "flakeproxy-results")
+    run, out = _run(tmp_path, checkout, python_bin, config=str(configs["careful"]), baseline=baseline)
+    # the run PASSes, but one replica per cell can show neither a regression nor its absence: INCONCLUSIVE
+    assert base.failed == [] and run.failed == ["Fail when flakeproxy failed"], "\n".join(run.logs)[-6000:]
+    assert out["exit-code"] == "4" and "## flakeproxy compare: INCONCLUSIVE" in out["summary"]
+    assert "compare.md" in json.loads(out["uploaded"])["files"]
+    assert f"flakeproxy compare {baseline} flakeproxy-results/results.json" in "\n".join(run.logs)

@@ -1,7 +1,7 @@
 """docker/Dockerfile built from a clean checkout and run in a real engine: it runs as non-root, holds every
 file of the package, `flakeproxy --help` and `proxy` start, /healthz answers through a published port,
 SIGTERM stops it within 2 s with exit 0, the CA volume keeps its certificate across restarts, the HEALTHCHECK
-works in docker format (and is gone from OCI images, as the README says), and its size is within budget."""
+works in docker format (and is gone from OCI images, as docs/staging.md says), and its size is within budget."""
 
 from __future__ import annotations
 
@@ -119,9 +119,9 @@ def test_the_ca_volume_keeps_the_same_certificate_across_restarts(image: str, tm
 def test_the_healthcheck_works_in_docker_format(docker_image: str, image: str, tmp_path: Path) -> None:
     check = json.loads(podman("image", "inspect", docker_image).stdout)[0]["Healthcheck"]
     assert "/healthz" in " ".join(check["Test"])
-    # OCI images drop HEALTHCHECK (podman warns at build): the README says to build with --format docker
+    # OCI images drop HEALTHCHECK (podman warns at build): docs/staging.md says to build with --format docker
     assert json.loads(podman("image", "inspect", image).stdout)[0].get("Healthcheck") is None
-    assert "--format docker" in (REPO / "README.md").read_text()
+    assert "--format docker" in (REPO / "docs" / "staging.md").read_text()
     config = _sidecar_config(tmp_path / "config")
     with made() as things:
         healthy = _start(things, docker_image, config, name="healthy")

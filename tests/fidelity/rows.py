@@ -1,6 +1,6 @@
 """The fidelity table: each row is one client, one real failure (as the provider serves it) and the flakeproxy
 fault meant to be indistinguishable from it, with what the client sees. Pure data: scripts/fidelity_table
-renders the README's table from it without running anything."""
+renders the table of docs/performance.md from it without running anything."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-#: What each client sees, row by row (the README's table shows these; the test checks them against the real
+#: What each client sees, row by row (docs/performance.md's table shows these; the test checks them against the real
 #: failure, so a changed SDK or fixture shows up here).
 SEES: dict[str, str] = {
     "rate_limit-py-openai-json": "returns, finish `stop`; 2 attempts",

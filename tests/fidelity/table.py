@@ -1,5 +1,5 @@
-"""The README's fidelity table, rendered from the rows (no run needed): scripts/fidelity_table writes it,
-tests/fidelity/test_fidelity.py checks the README holds exactly this."""
+"""The fidelity table of docs/performance.md, rendered from the rows (no run needed): scripts/fidelity_table
+writes it, tests/fidelity/test_fidelity.py checks the page holds exactly this."""
 
 from __future__ import annotations
 
@@ -43,16 +43,16 @@ def render(rows: list[Row] = ROWS) -> str:
     return "\n".join(lines)
 
 
-def in_readme(readme: str) -> str:
-    """The table as the README has it (between the markers)."""
-    found = re.search(re.escape(START) + r"\n(.*?)\n" + re.escape(END), readme, re.S)
-    assert found, f"the README has no {START} ... {END} block"
+def in_page(page: str) -> str:
+    """The table as the page has it (between the markers)."""
+    found = re.search(re.escape(START) + r"\n(.*?)\n" + re.escape(END), page, re.S)
+    assert found, f"the page has no {START} ... {END} block"
     return found.group(1)
 
 
-def write(readme: Path) -> bool:
-    """Put the rendered table into readme; True if it changed."""
-    text = readme.read_text()
-    new = text.replace(in_readme(text), render())
-    readme.write_text(new)
+def write(page: Path) -> bool:
+    """Put the rendered table into page; True if it changed."""
+    text = page.read_text()
+    new = text.replace(in_page(text), render())
+    page.write_text(new)
     return new != text

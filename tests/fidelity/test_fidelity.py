@@ -14,7 +14,7 @@ from tests.fidelity.compare import mismatches, run_direct, run_proxied
 from tests.fidelity.real_upstream import RealUpstream
 from tests.fidelity.row import Row
 from tests.fidelity.rows import REAL, ROWS
-from tests.fidelity.table import in_readme, render
+from tests.fidelity.table import in_page, render
 from tests.fidelity.world import fidelity_world
 from tests.support.proxy import Proxy
 
@@ -87,6 +87,6 @@ def test_a_reply_without_the_provider_headers_is_a_failing_row(world: World) -> 
     assert "header request-id (attempt 1): real '<id>', injected None" in found
 
 
-def test_the_readme_table_is_generated_from_the_rows() -> None:
-    readme = (REPO / "README.md").read_text()
-    assert in_readme(readme) == render(), "run bash scripts/fidelity_table"
+def test_the_documented_table_is_generated_from_the_rows() -> None:
+    page = (REPO / "docs" / "performance.md").read_text()
+    assert in_page(page) == render(), "run bash scripts/fidelity_table"

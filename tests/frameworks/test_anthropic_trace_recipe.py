@@ -1,4 +1,4 @@
-"""The README's attribution recipes for an anthropic-python agent, each shown on a real anthropic-SDK agent (a
+"""The attribution recipes (docs/concepts.md) for anthropic-python, each shown on a real anthropic-SDK agent (a
 `messages.stream` tool loop, anthropic_agent.py) behind the real proxy, its four episodes overlapping:
 
 - run.attribution: trace. anthropic 2.x sends the current OpenTelemetry context by itself (its own
@@ -84,7 +84,7 @@ def test_the_recipe_ties_every_request_to_its_episode(world: Stage, tmp_path: Pa
     seen: set[str] = set()
     for episode in run.episodes:
         assert [is_llm(e) for e in episode.journal] == [True, False, True], episode.journal
-        assert {e["cell"] for e in episode.journal} == {episode.cell_id}
+        assert {e["episode"] for e in episode.journal} == {episode.cell_id}
         (trace,) = {trace_of(e) for e in episode.journal}  # LLM and tool calls carried the episode's trace
         assert trace is not None and trace not in seen, (episode.id, trace)
         seen.add(trace)
@@ -101,7 +101,7 @@ def test_with_its_propagation_off_and_nothing_injected_its_llm_calls_are_unattri
     loose = run.unattributed_journal
     assert run.unattributed_requests == len(loose) > 0
     for entry in loose:  # sent while several episodes were open, and claimed by none of them
-        assert is_llm(entry) and trace_of(entry) is None and len(entry["cell_candidates"]) >= 2, entry
+        assert is_llm(entry) and trace_of(entry) is None and len(entry["episode_candidates"]) >= 2, entry
     tools = [e for episode in run.episodes for e in episode.journal if not is_llm(e)]
     assert len(tools) == 4 and all(trace_of(e) for e in tools)  # the instrumented httpx client's calls were
 
@@ -134,7 +134,7 @@ def test_slots_attribute_an_agent_that_forwards_nothing(tmp_path: Path) -> None:
         run = contract_run(world, agent, tmp_path, SCENARIOS, concurrency=2, attribution="slots")
     assert run.unattributed_requests == 0
     for episode in run.episodes:
-        assert len(episode.journal) == 3 and {e["cell"] for e in episode.journal} == {episode.cell_id}
+        assert len(episode.journal) == 3 and {e["episode"] for e in episode.journal} == {episode.cell_id}
         assert len({e["slot"] for e in episode.journal}) == 1 and not any(trace_of(e) for e in episode.journal)
     expect.assert_calm(run)
     expect.assert_injection_reached_the_model(run)

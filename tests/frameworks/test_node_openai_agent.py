@@ -63,7 +63,7 @@ def test_node_openai_agent_verdicts_and_attribution(tmp_path: Path) -> None:
 
     # every episode's journal holds exactly its own three or four calls, each tagged with its cell
     for episode in run.results["episodes"]:
-        cells = {j["cell"] for j in episode["journal"]}
+        cells = {j["episode"] for j in episode["journal"]}
         assert len(cells) == 1 and len(episode["journal"]) >= 2, episode["journal"]
 
     for episode in run.episodes("quote-tool-down"):
@@ -96,7 +96,7 @@ def test_node_openai_agent_verdicts_and_attribution(tmp_path: Path) -> None:
 def test_node_agent_without_the_header_makes_traffic_checks_error(tmp_path: Path) -> None:
     run = run_node(tmp_path, forward_cell=False, scenarios=["no-chaos", "quote-tool-down"])
     assert run.results["unattributed_requests"] > 0
-    # README: a request no episode can own "makes the traffic checks of the episodes concerned ERROR"
+    # docs/concepts.md: a request no episode can own "makes the traffic checks of the episodes concerned ERROR"
     cell = run.cell("few-retries", "quote-tool-down")
     assert cell["outcome"] == "error" and "could not be attributed" in cell["reason"], cell
     # the faults did reach the agent: coverage counts them from the unattributed requests, no "check targets"

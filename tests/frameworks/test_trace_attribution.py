@@ -108,7 +108,7 @@ def assert_each_request_is_its_episodes(run: Run) -> None:
     for episode in run.results["episodes"]:
         journal = episode["journal"]
         assert journal and episode["unattributed"] == 0, episode
-        assert {entry["cell"] for entry in journal} == {episode["cell_id"]}
+        assert {entry["episode"] for entry in journal} == {episode["cell_id"]}
         (trace,) = {trace_ids(entry) for entry in journal}  # LLM and tool calls alike carried the episode's trace
         assert trace is not None and trace not in seen, (episode["id"], trace, seen.get(trace or ""))
         seen[trace] = episode["id"]
@@ -165,7 +165,7 @@ def test_agent_that_does_not_propagate_gets_its_requests_reported_unattributed(
     warning = [line for line in run.stderr.splitlines() if "could not be attributed to an episode" in line]
     assert len(warning) == 1 and "traceparent" in warning[0], run.stderr
     for entry in loose:  # sent while several episodes were open, and none of them claimed by a guess
-        assert entry["cell"] is None and len(entry["cell_candidates"]) >= 2, entry
+        assert entry["episode"] is None and len(entry["episode_candidates"]) >= 2, entry
         if propagation == "sdk-client":
             assert "/chat/completions" in entry["url"] and trace_ids(entry) is None, entry
     by_cell = {e["cell_id"]: e for e in run.results["episodes"]}
@@ -173,7 +173,7 @@ def test_agent_that_does_not_propagate_gets_its_requests_reported_unattributed(
         # an episode's journal holds only its own requests (the one open cell, or its trace)
         llm = [e for e in episode["journal"] if "/chat/completions" in e["url"]]
         assert all(episode["prompt"] in e["request_body"] for e in llm), episode["id"]
-        expected = sum(episode["cell_id"] in entry["cell_candidates"] for entry in loose)
+        expected = sum(episode["cell_id"] in entry["episode_candidates"] for entry in loose)
         assert episode["unattributed"] == expected, (episode["id"], episode["unattributed"], expected)
     concerned = {e["id"] for e in by_cell.values() if e["unattributed"]}
     assert concerned
@@ -246,7 +246,7 @@ def test_command_agent_that_sends_its_traceparent_is_attributed(tmp_path: Path, 
     traces = set()
     for episode in run.results["episodes"]:
         (entry,) = episode["journal"]
-        assert entry["cell"] == episode["cell_id"] and episode["answer"].startswith(episode["prompt"])
+        assert entry["episode"] == episode["cell_id"] and episode["answer"].startswith(episode["prompt"])
         traces.add(trace_ids(entry))
         assert ("baggage" in {k.lower() for k in entry["request_headers"]}) == baggage
     assert len(traces) == len(run.results["episodes"]) == 5  # and the calm stateful check (no reset_command)

@@ -46,7 +46,7 @@ def _with_traffic(proxy: Proxy, scenario: str | None, big: int) -> tuple[Seen, f
             seen = fetch(base, "/v1/chat/completions", "POST", small, {"content-type": "application/json"})
             waits.append(seen.elapsed)
 
-    cell = proxy.control.ok("POST", "/cells", {"label": f"big {scenario}", "scenario": scenario})["id"]
+    cell = proxy.control.ok("POST", "/episodes", {"label": f"big {scenario}", "scenario": scenario})["id"]
     caller = threading.Thread(target=other_calls)
     caller.start()
     try:

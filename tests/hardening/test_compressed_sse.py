@@ -34,7 +34,7 @@ def proxy() -> Iterator[Proxy]:
 
 def stream(proxy: Proxy, scenario: str, encoding: str) -> tuple[str, dict[str, Any]]:
     """The text the SDK assembled from a streamed answer, and the journal entry of that call."""
-    cell = proxy.control.ok("POST", "/cells", {"label": f"{scenario} {encoding}", "scenario": scenario})["id"]
+    cell = proxy.control.ok("POST", "/episodes", {"label": f"{scenario} {encoding}", "scenario": scenario})["id"]
     client = openai.OpenAI(base_url=proxy.listeners["llm"] + "/v1", api_key="sk-test", max_retries=0, timeout=20)
     try:
         chunks = client.chat.completions.create(
@@ -72,7 +72,7 @@ def test_a_rewrite_reaches_the_agent_through_a_compressed_stream(proxy: Proxy, e
 @pytest.mark.timeout(30)
 def test_a_stream_it_cannot_re_encode_passes_unchanged_and_says_why(proxy: Proxy) -> None:
     """httpx, not the SDK: the openai SDK's client (httpx2) does not decode zstd, with or without a proxy."""
-    cell = proxy.control.ok("POST", "/cells", {"label": "zstd", "scenario": "cut"})["id"]
+    cell = proxy.control.ok("POST", "/episodes", {"label": "zstd", "scenario": "cut"})["id"]
     url, headers = proxy.listeners["llm"] + "/v1/chat/completions?enc=zstd", {"x-flakeproxy-cell": cell}
     with httpx.stream("POST", url, json={"model": "m", "stream": True}, headers=headers, timeout=20) as response:
         events = [json.loads(line[6:]) for line in response.iter_lines() if line.startswith("data: {")]

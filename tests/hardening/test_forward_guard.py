@@ -123,13 +123,13 @@ def test_validate_warns_when_forward_listens_beyond_loopback_without_a_token(tmp
     assert "warning: proxy.forward 0.0.0.0:8080 listens beyond loopback and proxy.token is not set" in out.stderr
 
 
-def test_the_readme_staging_example_is_safe() -> None:
+def test_the_documented_staging_example_is_safe() -> None:
     from flakeproxy.config.warnings import config_warnings
     from tests.conftest import REPO
 
-    readme = (REPO / "README.md").read_text()
-    block = readme.split("## Staging: HTTPS through the forward proxy", 1)[1].split("```yaml\n", 1)[1].split("```")[0]
-    config = parse_config('version: "2.0"\n' + block, "README.md", {"FLAKEPROXY_TOKEN": "t"})
+    page = (REPO / "docs" / "staging.md").read_text()
+    block = page.split("## HTTPS through the forward proxy", 1)[1].split("```yaml\n", 1)[1].split("```")[0]
+    config = parse_config('version: "2.0"\n' + block, "docs/staging.md", {"FLAKEPROXY_TOKEN": "t"})
     assert config.proxy.forward == "0.0.0.0:8080" and config.proxy.token == "t"
     assert [w for w in config_warnings(config) if "forward" in w] == []
 

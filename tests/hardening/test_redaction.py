@@ -61,7 +61,7 @@ def test_a_hostile_megabyte_costs_a_few_plain_copies(proxy: Proxy, kind: str) ->
         cell = control.begin("recorded")
         start = time.monotonic()
         send(cell)
-        recorded[:] = control.ok("GET", f"/cells/{cell}/recording")["exchanges"]
+        recorded[:] = control.ok("GET", f"/episodes/{cell}/recording")["exchanges"]
         control.end(cell)
         return time.monotonic() - start
 

@@ -37,7 +37,7 @@ def proxy() -> Iterator[Proxy]:
 
 
 def _call(proxy: Proxy, scenario: str | None, listener: str, path: str, body: Any = None) -> tuple[Any, Any]:
-    cell = proxy.control.ok("POST", "/cells", {"label": path, "scenario": scenario})["id"]
+    cell = proxy.control.ok("POST", "/episodes", {"label": path, "scenario": scenario})["id"]
     data = None if body is None else json.dumps(body).encode()
     headers = {"x-flakeproxy-cell": cell, "content-type": "application/json"}
     seen = fetch(proxy.listeners[listener], path, "POST" if data else "GET", data, headers)
@@ -57,7 +57,7 @@ def test_a_chunk_error_under_a_rewriting_fault_is_an_upstream_failure(proxy: Pro
 @pytest.mark.timeout(30)
 def test_truncated_response_keeps_an_answer_with_a_bad_byte_well_formed(proxy: Proxy) -> None:
     openai = pytest.importorskip("openai", reason="the SDKs install beside mitmproxy 12 on Python 3.13+ only")
-    cell = proxy.control.ok("POST", "/cells", {"label": "bad utf-8", "scenario": "cut"})["id"]
+    cell = proxy.control.ok("POST", "/episodes", {"label": "bad utf-8", "scenario": "cut"})["id"]
     client = openai.OpenAI(base_url=proxy.listeners["llm"] + "/v1", api_key="sk-test", max_retries=0, timeout=20)
     try:
         extra: Any = {"extra_query": {"bad_utf8": "1"}, "extra_headers": {"x-flakeproxy-cell": cell}}

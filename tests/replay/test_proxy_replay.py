@@ -53,16 +53,16 @@ def record(control: Control, label: str, do: Any) -> tuple[Any, list[Exchange]]:
     cell = control.begin(label)
     out = do(cell)
     control.end(cell)
-    exchanges = control.ok("GET", f"/cells/{cell}/recording")["exchanges"]
+    exchanges = control.ok("GET", f"/episodes/{cell}/recording")["exchanges"]
     control.ok("PUT", "/recording", {"on": False})
     return out, [Exchange.model_validate(x) for x in exchanges]
 
 
 def replay(control: Control, session: Session, do: Any, **options: Any) -> tuple[Any, dict[str, Any]]:
     cell = control.begin(f"replay {session.id}")
-    control.ok("PUT", f"/cells/{cell}/replay", {"session": session.model_dump(mode="json"), "options": options})
+    control.ok("PUT", f"/episodes/{cell}/replay", {"session": session.model_dump(mode="json"), "options": options})
     out = do(cell)
-    report = control.ok("POST", f"/cells/{cell}/replay/end")
+    report = control.ok("POST", f"/episodes/{cell}/replay/end")
     control.end(cell)
     return out, report
 

@@ -73,7 +73,7 @@ def test_concurrency_runs_episodes_of_a_scenario_at_once_with_header_attribution
     # the four episodes were open at the same time, and the agent forwarded x-flakeproxy-cell, so every
     # request is attributed to its own episode
     for episode in result.episodes:
-        assert len(episode.journal) == 2 and {e["cell"] for e in episode.journal} == {episode.cell_id}
+        assert len(episode.journal) == 2 and {e["episode"] for e in episode.journal} == {episode.cell_id}
     assert len(journal(result, cell)) == 8 and result.unattributed_requests == 0
 
 
@@ -90,4 +90,4 @@ def test_concurrency_without_attribution_runs_one_at_a_time_and_says_why(tmp_pat
     data = json.loads((tmp_path / "out" / "results.json").read_text())
     assert data["cells"][0]["outcome"] == "pass" and out.returncode == 0
     for episode in data["episodes"]:  # every episode's journal is its own, none empty
-        assert [e["cell"] for e in episode["journal"]] == [episode["cell_id"]] * 2
+        assert [e["episode"] for e in episode["journal"]] == [episode["cell_id"]] * 2

@@ -100,7 +100,7 @@ def test_mock_recordings_are_per_episode(tmp_path: Path) -> None:
     assert [len(e.journal) for e in result.episodes if e.purpose == "matrix"] == [1, 1]
     overlapping = mock_run(tmp_path / "par", 1, prompts=2, run_config={"concurrency": 2, "attribution": "header"})
     assert overlapping.cells[0].outcome == "pass" and overlapping.warnings == []
-    assert all([r["cell"] for r in e.journal] == [e.cell_id] for e in overlapping.episodes)
+    assert all([r["episode"] for r in e.journal] == [e.cell_id] for e in overlapping.episodes)
 
 
 def test_mock_command_serves_and_records(tmp_path: Path) -> None:

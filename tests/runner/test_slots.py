@@ -171,7 +171,7 @@ def assert_attributed(result: RunResult) -> dict[str, int]:
     for episode in result.episodes:
         assert episode.journal, f"{episode.id} made no call through the proxy"
         assert episode.unattributed == 0
-        assert {e["cell"] for e in episode.journal} == {episode.cell_id}, episode.id
+        assert {e["episode"] for e in episode.journal} == {episode.cell_id}, episode.id
         seen = {e["slot"] for e in episode.journal}
         assert len(seen) == 1 and seen <= set(range(SLOTS)), (episode.id, seen)
         slots[episode.id] = seen.pop()

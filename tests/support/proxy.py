@@ -1,4 +1,6 @@
-"""The real proxy (mitmproxy + flakeproxy addon + control API) on free loopback ports, and a control client."""
+"""The real proxy (mitmproxy + flakeproxy addon + control API) on free loopback ports, and a synchronous control
+client for the tests: `call` sends any method and path (the tests of the HTTP surface pin its wire paths);
+`send` and the helpers use flakeproxy.control_api's routes and bodies, as the runner's client does."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from flakeproxy import control_api as api
 from flakeproxy import parse_config
 from flakeproxy.addons.server import ProxyServer
 from tests.support.loops import LoopThread, free_port
@@ -41,19 +44,25 @@ class Control:
         assert status in (200, 201), (status, data)
         return data
 
+    def send(self, route: api.Route, body: api.Body | None = None, episode: str | None = None) -> Any:
+        """A route of flakeproxy.control_api that must succeed, the body as the runner's client sends it."""
+        data = None if body is None else body.model_dump(mode="json", exclude_unset=True)
+        return self.ok(route.method, route.path(episode), data)
+
     def scenario(self, name: str | None = None, seed: int = 0, **inline: Any) -> Any:
         if inline:
-            return self.ok("PUT", "/scenario", {"scenario": {"name": name or "inline", **inline}, "seed": seed})
-        return self.ok("PUT", "/scenario", {"name": name, "seed": seed})
+            inline_scenario = {"name": name or "inline", **inline}
+            return self.send(api.SCENARIO_PUT, api.ScenarioSet(scenario=inline_scenario, seed=seed))
+        return self.send(api.SCENARIO_PUT, api.ScenarioSet(name=name, seed=seed))
 
     def begin(self, label: str | None = None) -> str:
-        return str(self.ok("POST", "/cells", {"label": label})["id"])
+        return api.EpisodeView.model_validate(self.send(api.EPISODE_BEGIN, api.EpisodeBegin(label=label))).id
 
-    def end(self, cell: str) -> list[dict[str, Any]]:
-        return list(self.ok("POST", f"/cells/{cell}/end")["journal"])
+    def end(self, episode: str) -> list[dict[str, Any]]:
+        return api.EpisodeEnded.model_validate(self.send(api.EPISODE_END, episode=episode)).journal
 
     def journal(self) -> list[dict[str, Any]]:
-        return list(self.ok("GET", "/journal")["entries"])
+        return api.JournalPage.model_validate(self.send(api.JOURNAL)).entries
 
 
 @dataclass

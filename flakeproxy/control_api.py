@@ -1,0 +1,175 @@
+"""The proxy's control API, written once: every route and the typed request and reply bodies, shared by the
+addon that serves them (addons/control.py, replay_routes.py, span_routes.py), the runner's client
+(runner/control.py) and the tests.
+
+An episode here is one agent invocation's slice of the proxy (its scenario, seed, counters and journal entries);
+requests name theirs with the `x-flakeproxy-cell` header (its historical name; it carries the episode id). The
+"cells" of results.json are something else: one invariant x one scenario.
+
+Pure: no aiohttp, no mitmproxy; the addon and the client bring their own HTTP.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+@dataclass(frozen=True)
+class Route:
+    """One route: its method and path template (`{id}`: an episode id)."""
+
+    method: str
+    template: str
+
+    def path(self, episode: str | None = None, query: list[tuple[str, str]] | None = None) -> str:
+        """The path to call: the episode id filled in (quoted), the query appended."""
+        path = self.template if episode is None else self.template.replace("{id}", quote(episode, safe=""))
+        return path + (f"?{urlencode(query)}" if query else "")
+
+    def __str__(self) -> str:
+        return f"{self.method} {self.template}"
+
+
+HEALTH = Route("GET", "/healthz")
+SCENARIO_GET = Route("GET", "/scenario")
+SCENARIO_PUT = Route("PUT", "/scenario")
+EPISODE_BEGIN = Route("POST", "/episodes")
+EPISODE_END = Route("POST", "/episodes/{id}/end")
+JOURNAL = Route("GET", "/journal")
+RESET = Route("POST", "/reset")
+REPLAY_LOAD = Route("PUT", "/episodes/{id}/replay")
+REPLAY_END = Route("POST", "/episodes/{id}/replay/end")
+RECORDING = Route("PUT", "/recording")
+RECORDED = Route("GET", "/episodes/{id}/recording")
+SPANS = Route("GET", "/spans")
+
+#: Every route, in the order a 404 lists them.
+ROUTES = [
+    HEALTH,
+    SCENARIO_GET,
+    SCENARIO_PUT,
+    EPISODE_BEGIN,
+    EPISODE_END,
+    JOURNAL,
+    RESET,
+    REPLAY_LOAD,
+    REPLAY_END,
+    RECORDING,
+    RECORDED,
+    SPANS,
+]
+
+#: The query parameters of GET /journal.
+JOURNAL_QUERY = ["since", "limit", "episode", "unattributed"]
+
+
+class Body(BaseModel):
+    """A request body: unknown keys are refused, so a typo is an error, not a silent default."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Reply(BaseModel):
+    """A reply body: extra keys are kept, so an older client reads a newer proxy."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class ScenarioSet(Body):
+    """PUT /scenario: a scenario of chaos_matrix by name, or an inline definition; null name: calm."""
+
+    name: str | None = None
+    scenario: dict[str, Any] | None = None
+    seed: int | None = None
+
+
+class EpisodeBegin(Body):
+    """POST /episodes: scenario is a name, a definition, or null for calm; absent, the episode follows the active
+    one (PUT /scenario). trace_id (W3C, 32 hex) and slot say how its requests are recognised."""
+
+    id: str | None = None
+    label: str | None = None
+    scenario: str | dict[str, Any] | None = None
+    seed: int | None = None
+    trace_id: str | None = None
+    slot: int | None = None
+
+
+class EpisodeEnd(Body):
+    """POST /episodes/{id}/end: texts (the agent's answer and error) to give back with its secrets scrubbed."""
+
+    texts: list[str | None] | None = None
+
+
+class RecordingSet(Body):
+    """PUT /recording."""
+
+    on: bool
+
+
+class Health(Reply):
+    status: str
+    version: str
+    listeners: dict[str, str]
+    scenario: str | None
+    open_episodes: list[str]
+    slots: int
+
+
+class ScenarioView(Reply):
+    scenario: str | None
+    seed: int
+    definition: dict[str, Any] | None
+
+
+class EpisodeView(Reply):
+    """An open or ended episode; `scenario` only when it does not follow the active one."""
+
+    id: str
+    label: str | None = None
+
+
+class EpisodeEnded(EpisodeView):
+    """What POST /episodes/{id}/end gives back: the episode's journal (its secrets scrubbed from every entry), the
+    seqs of its exchanges still open after the bounded wait, and the texts it was sent, scrubbed."""
+
+    unsettled: list[int] = Field(default_factory=list)
+    texts: list[str | None] | None = None
+    journal: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class JournalPage(Reply):
+    entries: list[dict[str, Any]]
+    next: int | None = None
+    dropped: int = 0
+
+
+class ReplayLoaded(Reply):
+    id: str
+    exchanges: int
+    tool_responses: int
+
+
+class ReplayReport(Reply):
+    """What a replay served: counts and the requests it had no recorded answer for."""
+
+    id: str
+    served: int
+    unused: int
+    unmatched: list[str]
+    inexact: list[str] = Field(default_factory=list)
+
+
+class Recorded(Reply):
+    id: str
+    exchanges: list[dict[str, Any]]
+
+
+class SpansReply(Reply):
+    spans: list[dict[str, Any]]
+    complete: bool
+    dropped: int = 0

@@ -1,0 +1,83 @@
+"""Ports: everything that keeps a record of an episode (the proxy, an in-process agent's wrapped tools, the mock
+services) behind one small protocol, so the episode runner loops over the ports it was given instead of knowing
+each producer.
+
+A port is told when an episode begins (its id, label, scenario, seed, trace, slot) and, when it ends, gives back
+its journal entries for that episode. The first port to begin may name the episode (the proxy assigns its id);
+the later ones use that name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from flakeproxy.config import Scenario
+from flakeproxy.config.settings import HttpMockService
+from flakeproxy.runner.control import ControlClient
+from flakeproxy.runner.mock import mock_call
+from flakeproxy.wire.trace import TraceContext
+
+
+@dataclass(frozen=True)
+class Opening:
+    """An episode about to run: the name its records carry (the proxy's episode id once it gave one), its label
+    (which seeds fault decisions), its scenario (None: calm) as an object and as the proxy is told it."""
+
+    id: str
+    label: str
+    scenario: Scenario | None
+    scenario_ref: str | dict[str, Any] | None
+    seed: int
+    trace: TraceContext
+    slot: int | None = None
+
+
+@dataclass
+class Records:
+    """What a port kept of one episode: journal entries, the seqs of exchanges still open when it ended, and the
+    texts it was given back with the episode's secrets scrubbed (None: it does not scrub texts)."""
+
+    journal: list[dict[str, Any]] = field(default_factory=list)
+    unsettled: list[int] = field(default_factory=list)
+    texts: list[str | None] | None = None
+
+
+class EpisodePort(Protocol):
+    async def begin(self, opening: Opening) -> str | None:
+        """Start keeping records of this episode; a new id for it, or None to keep opening.id."""
+
+    async def end(self, episode: str, texts: list[str | None]) -> Records:
+        """The episode's records (texts: the agent's answer and error, for a port that scrubs secrets)."""
+
+
+class ProxyPort:
+    """The proxy, through its control API: opens the episode there (which names it) and reads its journal."""
+
+    def __init__(self, control: ControlClient) -> None:
+        self.control = control
+
+    async def begin(self, opening: Opening) -> str | None:
+        trace_id = opening.trace.trace_id
+        return await self.control.begin(opening.label, opening.scenario_ref, opening.seed, trace_id, opening.slot)
+
+    async def end(self, episode: str, texts: list[str | None]) -> Records:
+        journal, unsettled, scrubbed = await self.control.end(episode, texts)
+        return Records(journal, unsettled, scrubbed)
+
+
+class MockPort:
+    """An HTTP mock service that records requests: cleared before each episode when episodes run one at a time,
+    read after it (only the requests named for this episode when they overlap)."""
+
+    def __init__(self, service: HttpMockService, sequential: bool) -> None:
+        self.service, self.sequential = service, sequential
+
+    async def begin(self, opening: Opening) -> str | None:
+        if self.sequential:
+            await mock_call(self.service, "reset")
+        return None
+
+    async def end(self, episode: str, texts: list[str | None]) -> Records:
+        recorded = await mock_call(self.service, "requests")
+        return Records(recorded if self.sequential else [r for r in recorded if r.get("episode") == episode])

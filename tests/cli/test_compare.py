@@ -1,0 +1,139 @@
+"""`flakeproxy compare BASE CANDIDATE`: real runs of an agent compared (BLOCK on a regression, never on the same
+agent), many seeded repetitions of a flaky agent's runs, and the Markdown a pull request gets."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+import yaml
+
+from flakeproxy.judging.compare_runs import compare_results
+from flakeproxy.results import RunResult
+from tests.runner.world import run, world
+
+# A command agent that makes a figure up on every third call when BAD is set (two calls in three: "2/3").
+AGENT = """
+import os, pathlib, sys
+counter = pathlib.Path(sys.argv[1])
+n = int(counter.read_text()) if counter.exists() else 0
+counter.write_text(str(n + 1))
+bad = {"": False, "1/3": n % 3 == 2, "2/3": n % 3 != 0}[os.environ.get("BAD", "")]
+print("I made it up: $187.23" if bad else "AAPL price unavailable (source: feed down)")
+"""
+INVARIANT = {"id": "no-figures", "type": "regex", "pattern": r"\$\d", "negate": True, "severity": "high"}
+
+
+def compare(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "flakeproxy", "compare", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def agent_run(tmp: Path, name: str, bad: str, replicas: int = 8) -> Path:
+    """A real contract run of the command agent (replicas of one calm cell); the folder of its results.json."""
+    folder = tmp / name
+    folder.mkdir()
+    with world(folder, invariants=[INVARIANT], matrix=[{"name": "calm"}], run={"replicas": replicas}) as w:
+        command = ["env", f"BAD={bad}", sys.executable, "-c", AGENT, str(folder / "n")]
+        w.data["agent"] = {"type": "command", "command": command, "reset_command": [sys.executable, "-c", "pass"]}
+        w.config.write_text(yaml.safe_dump(w.data))
+        run(w.config, folder / "out")
+    return folder / "out"
+
+
+def test_a_regressed_agent_blocks_and_the_same_agent_does_not(tmp_path: Path) -> None:
+    base, same, worse = (agent_run(tmp_path, n, bad) for n, bad in (("base", ""), ("same", ""), ("worse", "2/3")))
+    md = tmp_path / "compare.md"
+    blocked = compare(base, worse, "--markdown", md)
+    assert blocked.returncode == 1, blocked.stdout + blocked.stderr
+    assert "compare: BLOCK: 1 of 1 cells regressed" in blocked.stdout
+    assert "8/8 (100%) -> 3/8 (38%)" in blocked.stdout
+    text = md.read_text()
+    assert text.startswith("## flakeproxy compare: BLOCK") and "| no-figures x calm | 8/8 (100%) | 3/8 (38%) |" in text
+    unchanged = compare(base / "results.json", same, "--json", tmp_path / "c.json")
+    # 8 of 8 both times: no regression, but 8 replicas cannot rule out a drop of more than 10 points
+    assert unchanged.returncode == 4 and "compare: INCONCLUSIVE: no cell regressed" in unchanged.stdout
+    assert '"verdict": "inconclusive"' in (tmp_path / "c.json").read_text()
+    assert compare(base, same, "--margin", "0.5").returncode == 0  # within a wide margin: PASS
+
+
+def results(cells: dict[tuple[str, str], list[str]]) -> RunResult:
+    """A finished run's results with these cells' replica outcomes."""
+    now = datetime.now(UTC).isoformat()
+    cell_rows = [
+        {"invariant": i, "type": "regex", "scenario": s, "severity": "high", "when": "always", "reason": "",
+         "outcome": "pass" if outs.count("pass") * 2 > len(outs) else "fail", "replicas": outs}
+        for (i, s), outs in cells.items()
+    ]  # fmt: skip
+    return RunResult.model_validate({
+        "flakeproxy_version": "t", "versions": {}, "config_path": "c.yaml", "config_sha256": "0", "contract": "c",
+        "seed": 0, "started_at": now, "finished_at": now, "complete": True, "cells": cell_rows,
+    })  # fmt: skip
+
+
+def flaky_run(rng: random.Random, rates: dict[tuple[str, str], float], replicas: int) -> RunResult:
+    return results(
+        {cell: ["pass" if rng.random() < p else "fail" for _ in range(replicas)] for cell, p in rates.items()}
+    )
+
+
+RATES = {("cite", "calm"): 0.95, ("cite", "tool-down"): 0.8, ("no-figures", "tool-down"): 0.6, ("latency", "calm"): 1.0}
+
+
+def test_the_same_flaky_agent_almost_never_blocks() -> None:
+    rng, verdicts = random.Random(20261124), []
+    for _ in range(300):
+        base, cand = flaky_run(rng, RATES, 10), flaky_run(rng, RATES, 10)
+        verdicts.append(compare_results(base, cand, ("base", "cand")).verdict)
+    assert verdicts.count("block") / len(verdicts) <= 0.05, verdicts.count("block")
+    assert set(verdicts) <= {"pass", "inconclusive", "block"}
+
+
+def test_a_regressed_flaky_agent_blocks() -> None:
+    """One cell drops from 60% to 10%: at 30 replicas a side Fisher's test, Holm-adjusted over the four cells,
+    BLOCKs it in about 94% of repetitions (74% at 20 replicas: the power is the price of exactness)."""
+    rng, worse = random.Random(7), {**RATES, ("no-figures", "tool-down"): 0.1}
+    verdicts = [
+        compare_results(flaky_run(rng, RATES, 30), flaky_run(rng, worse, 30), ("b", "c")).verdict for _ in range(100)
+    ]
+    assert verdicts.count("block") >= 90, verdicts.count("block")
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"complete": False, "interrupted_by": "SIGINT"}, "an unfinished run (interrupted by SIGINT)"),
+        ({"cells": []}, "no judged cells"),
+    ],
+)
+def test_runs_that_cannot_be_compared_say_why(tmp_path: Path, change: dict[str, object], message: str) -> None:
+    good = results({("a", "calm"): ["pass"] * 5})
+    (tmp_path / "base.json").write_text(good.model_dump_json())
+    (tmp_path / "bad.json").write_text(good.model_copy(update=change).model_dump_json())
+    done = compare(tmp_path / "base.json", tmp_path / "bad.json")
+    assert done.returncode == 2 and done.stderr.strip().endswith(message.split(" (")[0] + (
+        " (interrupted by SIGINT); compare two complete runs" if "unfinished" in message else
+        " (a replay or an empty run?); compare two contract runs"))  # fmt: skip
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_plan_prints_episodes_and_replicas(tmp_path: Path) -> None:
+    with world(tmp_path, invariants=[INVARIANT], matrix=[{"name": "calm"}, {"name": "x"}], run={"replicas": 3}) as w:
+        done = subprocess.run(
+            [sys.executable, "-m", "flakeproxy", "plan", "-c", str(w.config), "--min-pass-rate", "0.9",
+             "--pass-rate", "0.5"],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "2 cells (1 invariants x 2 scenarios, 0 not applicable), 6 episodes at 3 replica(s)" in lines[0]
+    assert "no rule can PASS a cell with fewer than 36 replicas" in done.stdout  # 0.9^36 < 0.025 <= 0.9^35
+    assert "a cell passing 50% of the time: FAIL with 80% power needs" in done.stdout

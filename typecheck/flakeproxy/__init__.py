@@ -1,0 +1,1 @@
+../../flakeproxy/__init__.py

@@ -1,0 +1,1 @@
+../../flakeproxy/__main__.py

@@ -1,0 +1,1 @@
+../../flakeproxy/control_api.py

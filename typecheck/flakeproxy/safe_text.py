@@ -1,0 +1,1 @@
+../../flakeproxy/safe_text.py
