@@ -28,7 +28,7 @@ from flakeproxy.addons.control_input import (
     optional_str,
     route,
 )
-from flakeproxy.addons.json_out import json_list_response
+from flakeproxy.addons.json_out import INLINE_ITEMS, json_list_response
 from flakeproxy.config import FlakeproxyConfig, Scenario
 from flakeproxy.config.crosscheck import CrossCheckError, cross_check
 from flakeproxy.proxycore.injector import FOLLOW, Episode, Injector
@@ -223,7 +223,10 @@ class ControlApi:
         for hook in self.on_episode_end:
             await hook(episode.id, episode.label)
         entries = self.journal.for_episode(episode.id)
-        secrets = await asyncio.to_thread(cell_secrets, self.journal.redactor, entries)
+        if len(entries) <= INLINE_ITEMS:  # an episode's few entries: no thread hop
+            secrets = cell_secrets(self.journal.redactor, entries)
+        else:
+            secrets = await asyncio.to_thread(cell_secrets, self.journal.redactor, entries)
         snapshots = [e.snapshot(known=secrets[0]) for e in entries]
         head = {**self._episode_view(episode), "unsettled": unsettled}
         if texts is not None:

@@ -1,7 +1,8 @@
 """The mitmproxy addon: ask the injector what to do with each request, apply that action, journal it.
 
 It never decides anything itself: decisions come from flakeproxy.proxycore.injector (pure code), and this
-class only turns an Action into mitmproxy calls. Bodies no fault needs whole are streamed both ways.
+class only turns an Action into mitmproxy calls. Bodies no fault needs whole are streamed both ways unless they
+are small and of a known length (flakeproxy.addons.buffering): those are read whole, which costs mitmproxy less.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Mapping
 from mitmproxy import flow as mflow
 from mitmproxy import http
 
+from flakeproxy.addons import buffering
 from flakeproxy.addons.client_cut import client_cutter
 from flakeproxy.addons.decoded import REWRITE_CAP_TEXT, decoded
 from flakeproxy.addons.flow_state import FlowState, RequestPass, ResponsePass, TransformedStream
@@ -103,10 +105,12 @@ class FaultAddon:
         )
 
     def requestheaders(self, flow: http.HTTPFlow) -> None:
-        """Stream the request body upstream unless a fault of the request's scenario could need it."""
+        """Stream the request body upstream unless a fault of the request's scenario could need it, or it is small."""
         episode, candidates = self._attribute(flow)
         if episode is None and candidates and _may_carry_meta(flow.request):
             return  # read whole: its body may name the episode (MCP params._meta)
+        if buffering.buffers(flow.request):
+            return
         call = self._call(flow, b"")
         if flow.response is None and not self.injector.may_fault(call, episode):  # None: not refused
             encoding = flow.request.headers.get("content-encoding")
@@ -203,7 +207,8 @@ class FaultAddon:
                 return  # buffered for the rewrite (mitmproxy streams it past REWRITE_CAP)
             if action is not None and coverage is not None and action.stream is not None:
                 coverage.not_streamed()
-            self._stream(flow, state, ResponsePass(state, flow.response.headers.get("content-encoding")))
+            if not buffering.buffers(flow.response):  # else read whole: response() journals it
+                self._stream(flow, state, ResponsePass(state, flow.response.headers.get("content-encoding")))
             return
         if action is not None and coverage is not None and action.rewrite_body and action.stream is None:
             coverage.streamed_whole()
@@ -240,6 +245,8 @@ class FaultAddon:
             state.entry.streamed = True
             if coverage is not None:
                 coverage.unchanged(f"the answer was larger than {REWRITE_CAP_TEXT}, the most a rewrite buffers")
+        elif not state.streaming and state.entry.upstream_called and (action is None or action.rewrite_body is None):
+            ResponsePass(state, flow.response.headers.get("content-encoding"))(flow.response.raw_content or b"")
         elif not state.streaming:
             body, why = decoded(flow.response, "answer")
             if body is None:  # past the decoded limit, or undecodable: it passes unchanged

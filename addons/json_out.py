@@ -11,6 +11,9 @@ from aiohttp import web
 
 #: Items encoded per trip to the worker thread (each trip is one `await` on the event loop).
 BATCH = 32
+#: At most this many items are encoded on the event loop and sent in one piece with a length: an episode's
+#: journal is usually a few entries, for which a thread hop and a chunked answer cost more than the encoding.
+INLINE_ITEMS = 8
 
 
 class ToJson(Protocol):
@@ -31,7 +34,10 @@ async def json_list_response(
     tail: dict[str, Any] | None = None,
 ) -> web.StreamResponse:
     """`{**head, key: [items...], **tail}`, the items encoded in a worker thread a batch at a time and
-    written as they are ready (no copy of the whole answer is ever made in one piece)."""
+    written as they are ready (no copy of the whole answer is ever made in one piece); a few items at once."""
+    if len(items) <= INLINE_ITEMS:
+        inline = json.dumps({**head, key: [item.to_json() for item in items], **(tail or {})})
+        return web.Response(text=inline, content_type="application/json", charset="utf-8")
     response = web.StreamResponse(headers={"content-type": "application/json; charset=utf-8"})
     await response.prepare(request)
     await response.write(json.dumps({**head, key: []}).encode()[:-3] + b"[")  # '{..., "key": ['

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
+from mitmproxy.master import Master
 from mitmproxy.options import Options
-from mitmproxy.tools.dump import DumpMaster
 
 from flakeproxy.addons.ca import ensure_ca, upstream_trust
 from flakeproxy.addons.control import ControlApi
@@ -22,6 +22,7 @@ from flakeproxy.addons.decoded import REWRITE_CAP
 from flakeproxy.addons.fault_addon import FaultAddon
 from flakeproxy.addons.forward import ForwardTls
 from flakeproxy.addons.forward_guard import ForwardGuard, is_local
+from flakeproxy.addons.master import fault_proxy_master
 from flakeproxy.addons.otlp_receiver import OtlpReceiver
 from flakeproxy.addons.recorder import Recorder
 from flakeproxy.addons.replay_routes import ReplayRoutes
@@ -155,7 +156,7 @@ class ProxyServer:
         otlp = config.proxy.otlp  # the agent's own spans: received here, handed to the runner with GET /spans
         self.otlp = OtlpReceiver(otlp, SpanStore(), Redactor(config.redact)) if otlp else None
         SpanRoutes(self.otlp.store if self.otlp else None).add_to(self.api.app)
-        self._master: DumpMaster | None = None
+        self._master: Master | None = None
         self._lifecycle: _Lifecycle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -193,7 +194,7 @@ class ProxyServer:
             on_warning(INSECURE_WARNING)
         self._loop = asyncio.get_running_loop()
         options = Options(mode=list(self.modes), **tls)
-        master = self._master = DumpMaster(options, with_termlog=False, with_dumper=False)
+        master = self._master = fault_proxy_master(options)  # only the addons a fault proxy needs
         timeouts = {
             lst.name: Timeouts(lst.connect_timeout_ms, lst.read_timeout_ms) for lst in self.config.proxy.listeners
         }

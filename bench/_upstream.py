@@ -1,6 +1,6 @@
-"""A tiny upstream for the benchmarks: GET /json (a small JSON body), GET /sse (events 100 ms apart),
-POST /big (reads the body, answers 64 KiB), POST /sink (counts a streamed body), GET /source?bytes=N
-(streams N bytes)."""
+"""A tiny upstream for the benchmarks: GET /json (a small JSON body; POST /json reads the request's first),
+GET /sse (events 100 ms apart), POST /big (reads the body, answers 64 KiB), POST /sink (counts a streamed
+body), GET /source?bytes=N (streams N bytes)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,11 @@ BODY = b'{"symbol": "AAPL", "price": 189.5, "currency": "USD", "source": "exchan
 
 
 async def small(request: web.Request) -> web.Response:
+    return web.Response(body=BODY, content_type="application/json")
+
+
+async def small_post(request: web.Request) -> web.Response:
+    await request.read()
     return web.Response(body=BODY, content_type="application/json")
 
 
@@ -57,6 +62,7 @@ def main() -> None:
     app.add_routes(
         [
             web.get("/json", small),
+            web.post("/json", small_post),
             web.get("/sse", sse),
             web.post("/big", big),
             web.post("/sink", sink),

@@ -41,13 +41,13 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_for(port: int, timeout: float = 15) -> None:
+def wait_for(port: int, timeout: float = 15, poll: float = 0.05) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with socket.socket() as s:
             if s.connect_ex(("127.0.0.1", port)) == 0:
                 return
-        time.sleep(0.05)
+        time.sleep(poll)
     raise SystemExit(f"nothing listens on 127.0.0.1:{port} after {timeout}s")
 
 
@@ -62,12 +62,14 @@ def process(args: list[str], port: int) -> Iterator[None]:
             child.wait(10)
 
 
-def latencies(port: int, n: int, path: str = "/json") -> list[float]:
+def latencies(port: int, n: int, path: str = "/json", body: bytes | None = None) -> list[float]:
+    """Each request's time over one keep-alive connection: GETs, or JSON POSTs of `body`."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    headers = {"content-type": "application/json"} if body is not None else {}
     out = []
     for _ in range(n):
         start = time.perf_counter()
-        conn.request("GET", path)
+        conn.request("GET" if body is None else "POST", path, body=body, headers=headers)
         response = conn.getresponse()
         response.read()
         out.append(time.perf_counter() - start)

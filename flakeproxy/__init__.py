@@ -1,12 +1,48 @@
-"""flakeproxy: does your agent keep its rules when its LLM, tool and MCP calls break?"""
+"""flakeproxy: does your agent keep its rules when its LLM, tool and MCP calls break?
 
-from flakeproxy.config import FlakeproxyConfig, load_config, parse_config
-from flakeproxy.errors import ConfigError, FlakeproxyError, InfrastructureError
-from flakeproxy.results import RunResult
-from flakeproxy.schema import config_schema
+The package's names are imported when first used (PEP 562 `__getattr__`), not here: `import flakeproxy`, which
+every submodule import runs first, would otherwise pull in the whole config layer (pydantic models, the
+invariant catalogue, jsonschema), most of the proxy's start-up time. tests/test_imports.py holds it to that.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from flakeproxy.config import FlakeproxyConfig, load_config, parse_config
+    from flakeproxy.errors import ConfigError, FlakeproxyError, InfrastructureError
+    from flakeproxy.results import RunResult
+    from flakeproxy.schema import config_schema
+    from flakeproxy.wire.call import CELL_HEADER, current_cell, listener_url
+    from flakeproxy.wire.trace import trace_headers
+
 from flakeproxy.version import __version__
-from flakeproxy.wire.call import CELL_HEADER, current_cell, listener_url
-from flakeproxy.wire.trace import trace_headers
+
+#: public name -> the module it comes from
+_LAZY = {
+    "FlakeproxyConfig": "flakeproxy.config",
+    "load_config": "flakeproxy.config",
+    "parse_config": "flakeproxy.config",
+    "ConfigError": "flakeproxy.errors",
+    "FlakeproxyError": "flakeproxy.errors",
+    "InfrastructureError": "flakeproxy.errors",
+    "RunResult": "flakeproxy.results",
+    "config_schema": "flakeproxy.schema",
+    "CELL_HEADER": "flakeproxy.wire.call",
+    "current_cell": "flakeproxy.wire.call",
+    "listener_url": "flakeproxy.wire.call",
+    "trace_headers": "flakeproxy.wire.trace",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'flakeproxy' has no attribute {name!r}")
+    value = getattr(import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
 
 
 def run_contract(config_path: str, output: str | None = None) -> RunResult:
@@ -24,6 +60,7 @@ def run_ci(config_path: str, output: str | None = None, min_score: float | None 
     import asyncio
     from pathlib import Path
 
+    from flakeproxy.config import load_config
     from flakeproxy.runner.ci import run_ci_async
 
     config = load_config(config_path)

@@ -9,11 +9,12 @@ Pure: no I/O.
 from __future__ import annotations
 
 import re
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import BaseModel
+if TYPE_CHECKING:  # not at run time: the CLI's entry point imports this module, and pydantic costs its start
+    from pydantic import BaseModel
 
-M = TypeVar("M", bound=BaseModel)
+M = TypeVar("M", bound="BaseModel")
 # C0 and C1 controls but newline and tab: ESC starts a terminal's escape sequences, BEL rings it.
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 

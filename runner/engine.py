@@ -29,7 +29,7 @@ from flakeproxy.results import CellResult, Episode, RunResult, ShardInfo
 from flakeproxy.runner.agents import make_agent
 from flakeproxy.runner.control import ControlClient
 from flakeproxy.runner.episodes import EpisodeRunner
-from flakeproxy.runner.local import LocalProxy
+from flakeproxy.runner.local import LocalProxy, needs_local_proxy
 from flakeproxy.runner.mock import MockService
 from flakeproxy.runner.ports import EpisodePort, MockPort, ProxyPort
 from flakeproxy.runner.recording import recording_hooks
@@ -52,6 +52,7 @@ class ContractRun:
         output: Path | None,
         progress: Progress,
         shard: tuple[int, int] | None = None,
+        local: LocalProxy | None = None,
     ) -> None:
         self.config = resolve_paths(config, config_path)
         self.shard = shard
@@ -59,7 +60,7 @@ class ContractRun:
         self.result = new_result(self.config, config_path)
         assert self.config.agent is not None
         self.agent = make_agent(self.config.agent, Path(config_path).resolve().parent)
-        self.local: LocalProxy | None = None
+        self.local = local  # a local proxy launched already (launch_local), else started by _start
         self.mocks: list[MockService] = []
         self.control: ControlClient | None = None
         self.done: dict[str, Episode] = {}
@@ -81,17 +82,19 @@ class ContractRun:
             self._written = time.monotonic()
 
     async def _start(self) -> None:
-        await self.agent.start()
         proxy = self.config.proxy
+        if self.local is None and needs_local_proxy(self.config):
+            self.local = LocalProxy(self.config_path)
+            await self.local.launch()  # first: the proxy starts while the agent and the mocks do
+        await self.agent.start()
         if proxy.admin_url is None:  # local runs start the http_mock services; a sidecar's run elsewhere
             for name, service in self.config.services.items():
                 if isinstance(service, HttpMockService):
                     self.mocks.append(mock := MockService(name, service, Redactor(self.config.redact)))
                     await mock.start()
-        if proxy.admin_url is None and not proxy.listeners and not proxy.forward:
+        if self.local is None and proxy.admin_url is None:
             return  # nothing on the wire to break (a python agent with wrapped tools)
-        if proxy.admin_url is None:
-            self.local = LocalProxy(self.config_path)
+        if self.local is not None:
             await self.local.start()
         self.control = ControlClient(proxy.admin_url or f"http://{proxy.admin}", proxy.token)
         await self.control.__aenter__()
@@ -316,9 +319,15 @@ async def run_contract_async(
     progress: Progress = lambda line: None,
     shard: tuple[int, int] | None = None,
     record: Path | None = None,
+    local: LocalProxy | None = None,
 ) -> RunResult:
-    check_runnable(config, config_path)
-    run = ContractRun(config, config_path, output, progress, shard)
+    try:
+        check_runnable(config, config_path)
+    except BaseException:
+        if local is not None:
+            await local.stop()
+        raise
+    run = ContractRun(config, config_path, output, progress, shard, local)
     run.record = record
     return await run.run()
 
@@ -332,4 +341,10 @@ def run_contract(config_path: str, output: str | None = None, progress: Progress
     return asyncio.run(run_contract_async(config, config_path, out, progress))
 
 
-__all__ = ["STATEFUL_WARNING", "ContractRun", "has_reset", "run_contract", "run_contract_async"]
+__all__ = [
+    "STATEFUL_WARNING",
+    "ContractRun",
+    "has_reset",
+    "run_contract",
+    "run_contract_async",
+]

@@ -32,6 +32,15 @@ if TYPE_CHECKING:
 
 IN_PROCESS = "FLAKEPROXY_IN_PROCESS_PROXY"
 
+
+def in_process() -> bool:
+    """The test suite's switch: the proxy runs in a thread of this process instead of as the child."""
+    return os.environ.get(IN_PROCESS) == "1"
+
+
+if TYPE_CHECKING:
+    from flakeproxy.config import FlakeproxyConfig
+
 # Run as `python -P -c CHILD <our package folder> <runner pid> proxy -c CONFIG`. It ends when the runner dies, by
 # any signal (it runs in a session of its own, so the runner's process group signals do not reach it).
 CHILD = (
@@ -60,18 +69,24 @@ class LocalProxy:
         self.process: asyncio.subprocess.Process | None = None
         self.thread: _ProxyThread | None = None
 
+    async def launch(self) -> None:
+        """Start the child without waiting for it: its imports and start-up overlap the runner's own
+        (issue 23); `start()` then waits for its ready line."""
+        if self.process is None and not in_process():
+            self.process = await asyncio.create_subprocess_exec(
+                *proxy_command(self.config_path),
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,
+            )
+
     async def start(self) -> None:
-        if os.environ.get(IN_PROCESS) == "1":
+        if in_process():
             self.thread = _ProxyThread(self.config_path)
             await self.thread.start()
             return
-        self.process = await asyncio.create_subprocess_exec(
-            *proxy_command(self.config_path),
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
-        )
-        assert self.process.stdout is not None
+        await self.launch()
+        assert self.process is not None and self.process.stdout is not None
         try:
             line = await asyncio.wait_for(self.process.stdout.readline(), 30)
         except TimeoutError:
@@ -162,3 +177,19 @@ class _ProxyThread:
         if self.server is not None:
             self.server.shutdown()
         await asyncio.to_thread(self.thread.join, 15)
+
+
+def needs_local_proxy(config: FlakeproxyConfig) -> bool:
+    """A local run with something on the wire to break starts its own proxy (a sidecar's runs use proxy.admin_url)."""
+    proxy = config.proxy
+    return proxy.admin_url is None and bool(proxy.listeners or proxy.forward)
+
+
+async def launch_local(config: FlakeproxyConfig, config_path: str) -> LocalProxy | None:
+    """Launch the run's local proxy, if it has one, before anything else (issue 23: the proxy's start overlaps
+    the runner's imports and planning); hand it to run_contract_async, which stops it whatever happens."""
+    if not needs_local_proxy(config):
+        return None
+    local = LocalProxy(config_path)
+    await local.launch()
+    return local

@@ -213,9 +213,11 @@ def _command_lines(command: click.Command, path: str) -> list[str]:
 
 def _walk(command: click.Command, path: str) -> list[str]:
     lines = _command_lines(command, path)
-    if isinstance(command, click.Group):
-        for name in sorted(command.commands):
-            lines += _walk(command.commands[name], f"{path} {name}")
+    if isinstance(command, click.Group):  # list_commands / get_command: the top group loads its commands lazily
+        ctx = click.Context(command)
+        for name in sorted(command.list_commands(ctx)):
+            sub = command.get_command(ctx, name)
+            lines += _walk(sub, f"{path} {name}") if sub is not None else []
     return lines
 
 

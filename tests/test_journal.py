@@ -101,3 +101,19 @@ def test_a_compressed_capture_reads_as_text() -> None:
     assert readable(zlib.compress(b"hi"), "deflate") == b"hi"
     assert readable(b"not gzip", "gzip") == b"not gzip"
     assert readable(b"br bytes", "br") == b"br bytes"
+
+
+def test_an_episodes_entries_are_its_own_and_leave_with_the_oldest() -> None:
+    """for_episode reads the episode's own index (ending an episode does not scan the whole journal); trimming the
+    oldest entries takes them out of it too, and clear() empties it."""
+    journal = Journal(max_bytes=10_000)
+    for seq in range(1, 13):
+        journal.add(_entry(seq, f"c{seq % 3}", "x" * 500))
+    held = {e.seq for e in journal.entries}
+    assert journal.dropped > 0 and len(held) < 12
+    for cell in ("c0", "c1", "c2"):
+        expected = [e.seq for e in journal.entries if e.episode == cell]
+        assert [e.seq for e in journal.for_episode(cell)] == expected and expected
+    assert journal.for_episode("nobody") == []
+    journal.clear()
+    assert journal.for_episode("c0") == []

@@ -51,8 +51,6 @@ def _run(
     record: Path | None = None,
 ) -> tuple[RunResult, Path, list[str]]:
     """The run, the folder it wrote into, and the reports written there."""
-    from flakeproxy.runner.engine import run_contract_async
-
     wanted = [] if shard is not None else parse_formats(formats)  # a shard's reports come from the merge
     config = load_config(config_path)
     updates = {k: v for k, v in (("seed", seed), ("concurrency", concurrency)) if v is not None}
@@ -61,7 +59,12 @@ def _run(
     out = Path(output or config.run.output)
 
     async def start(progress: Callable[[str], None]) -> RunResult:
-        result: RunResult = await run_contract_async(config, config_path, out, progress, shard, record)
+        from flakeproxy.runner.local import launch_local
+
+        local = await launch_local(config, config_path)  # first: the proxy starts while the runner loads the rest
+        from flakeproxy.runner.engine import run_contract_async
+
+        result: RunResult = await run_contract_async(config, config_path, out, progress, shard, record, local)
         return result
 
     return run_and_report(start, out, wanted, quiet), out, wanted

@@ -2,27 +2,118 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 import click
 
-from flakeproxy.cli.ca import ca
-from flakeproxy.cli.ci import ci, profiles
-from flakeproxy.cli.compare import compare
-from flakeproxy.cli.contract import contract
-from flakeproxy.cli.demo import demo
-from flakeproxy.cli.init import init
-from flakeproxy.cli.merge import merge
-from flakeproxy.cli.mock import mock
-from flakeproxy.cli.plan import plan
-from flakeproxy.cli.proxy import proxy
-from flakeproxy.cli.replay import replay
-from flakeproxy.cli.report import report
-from flakeproxy.cli.schema import schema
-from flakeproxy.cli.validate import validate
 from flakeproxy.errors import FlakeproxyError
 from flakeproxy.safe_text import escape_surrogates, visible
 from flakeproxy.version import __version__
+
+#: command -> (its module, the click command's name there, the start of its help: `flakeproxy --help` shortens it
+#: as click would the command's own). Each
+#: module is imported only when its command runs: `flakeproxy --help` imports none of them, and `flakeproxy proxy`
+#: none of the runner's, reports' or judges' code (tests/test_imports.py checks the lines match).
+COMMANDS = {
+    "ca": (
+        "flakeproxy.cli.ca",
+        "ca",
+        "Print the forward listener's CA certificate (made in proxy.ca_dir if it is not there yet).",
+    ),
+    "ci": (
+        "flakeproxy.cli.ci",
+        "ci",
+        "Run every configured pillar once: contract (the matrix), chaos (top-level chaos: judged by invariants:),",
+    ),
+    "compare": (
+        "flakeproxy.cli.compare",
+        "compare",
+        "Compare two runs' results.json (files, or folders holding one), cell by cell: the change in pass rate with",
+    ),
+    "contract": (
+        "flakeproxy.cli.contract",
+        "contract",
+        "Run, validate and score a behavioral contract across the chaos matrix.",
+    ),
+    "demo": (
+        "flakeproxy.cli.demo",
+        "demo",
+        "Run the demo: a fake LLM, a market-data API and an MCP news server on loopback, a careful and a naive agent",
+    ),
+    "init": (
+        "flakeproxy.cli.init",
+        "init",
+        "Write a starter flakeproxy.yaml for your own agent: listeners and targets for the LLM and tool APIs it calls,",
+    ),
+    "merge": (
+        "flakeproxy.cli.merge",
+        "merge",
+        "Combine the results.json of every shard (files, or folders holding one) of `contract run --shard I/N` into",
+    ),
+    "mock": (
+        "flakeproxy.cli.mock",
+        "mock",
+        "Serve the http_mock services of the config: canned answers from their routes, every request recorded (GET",
+    ),
+    "plan": (
+        "flakeproxy.cli.plan",
+        "plan",
+        "Print what `contract run` will do with this config without running anything: the episodes (each one a paid",
+    ),
+    "profiles": (
+        "flakeproxy.cli.ci",
+        "profiles",
+        "List the built-in chaos profiles (chaos: {profile: NAME}) with their faults.",
+    ),
+    "proxy": (
+        "flakeproxy.cli.proxy",
+        "proxy",
+        "Run the proxy: a reverse listener per proxy.listeners entry, and the control API.",
+    ),
+    "replay": (
+        "flakeproxy.cli.replay",
+        "replay",
+        "Replay sessions recorded on the wire (proxy --record, contract run --record, replay export).",
+    ),
+    "report": (
+        "flakeproxy.cli.report",
+        "report",
+        "Render a results.json (from `contract run`, even an interrupted one) as a report; runs nothing.",
+    ),
+    "schema": ("flakeproxy.cli.schema", "schema", 'Print the JSON Schema of flakeproxy.yaml (version "2.0").'),
+    "validate": (
+        "flakeproxy.cli.validate",
+        "validate",
+        "Validate a flakeproxy.yaml: keys, types, fault modes, invariants, and cross-references.",
+    ),
+}
+
+
+def short_help(name: str, limit: int) -> str:
+    """The command's line in `flakeproxy --help`, shortened as click shortens the command's own help."""
+    return click.Command(name, help=COMMANDS[name][2]).get_short_help_str(limit)
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported when one runs (or is asked for its own help)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        module, name, _ = COMMANDS[cmd_name]
+        command: click.Command = getattr(importlib.import_module(module), name)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Commands"):
+            names = self.list_commands(ctx)
+            limit = formatter.width - 6 - max(len(name) for name in names)
+            formatter.write_dl([(name, short_help(name, limit)) for name in names])
+
 
 EXIT_CODES = """\b
 Exit codes: 0 pass, 1 the contract or a threshold failed, 2 the config or the
@@ -33,6 +124,7 @@ Every option can also be set as FLAKEPROXY_<COMMAND>_<OPTION>, and -c as FLAKEPR
 
 
 @click.group(
+    cls=LazyGroup,
     context_settings={"auto_envvar_prefix": "FLAKEPROXY", "help_option_names": ["-h", "--help"]},
     epilog=EXIT_CODES,
 )
@@ -43,23 +135,6 @@ def cli() -> None:
     flakeproxy sits as a proxy between your agent and what it calls, breaks those calls one
     scenario at a time, and judges the answers against a contract of invariants.
     """
-
-
-cli.add_command(init)
-cli.add_command(validate)
-cli.add_command(schema)
-cli.add_command(contract)
-cli.add_command(proxy)
-cli.add_command(ca)
-cli.add_command(demo)
-cli.add_command(mock)
-cli.add_command(ci)
-cli.add_command(profiles)
-cli.add_command(merge)
-cli.add_command(compare)
-cli.add_command(plan)
-cli.add_command(report)
-cli.add_command(replay)
 
 
 def main(argv: list[str] | None = None) -> None:

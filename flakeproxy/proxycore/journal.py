@@ -34,6 +34,8 @@ class BodyCapture:
     """Keeps the first `cap` bytes of a body and counts all of it; `encoding` is the body's
     Content-Encoding when it is captured as it came on the wire."""
 
+    __slots__ = ("_kept", "_parts", "cap", "encoding", "size")
+
     def __init__(self, cap: int = BODY_CAP_BYTES, encoding: str | None = None) -> None:
         self.cap = cap
         self.encoding = encoding
@@ -64,7 +66,7 @@ class BodyCapture:
         return self.size > self._kept
 
 
-@dataclass
+@dataclass(slots=True)  # slots: a long run holds tens of thousands of these (issue 23, RSS)
 class JournalEntry:
     """What happened to one request. `episode` is None when it could not be attributed to one episode."""
 
@@ -165,6 +167,8 @@ class Journal:
         self.max_bytes = max_bytes
         self.redactor = redactor or DEFAULT  # the config's: Redactor(config.redact)
         self._entries: deque[JournalEntry] = deque()
+        #: episode id -> its entries still held, in seq order: ending an episode reads its own, not the whole journal
+        self._by_episode: dict[str, deque[JournalEntry]] = {}
         self.bytes = 0
         self.dropped = 0
         self._seq = 0
@@ -181,6 +185,8 @@ class Journal:
         entry.redactor = entry.redactor or self.redactor
         entry.accounted = entry.weight()
         self._entries.append(entry)
+        if entry.episode is not None:
+            self._by_episode.setdefault(entry.episode, deque()).append(entry)
         self.bytes += entry.accounted
         self._trim()
 
@@ -195,19 +201,23 @@ class Journal:
     def _trim(self) -> None:
         while self.bytes > self.max_bytes and len(self._entries) > 1:
             old = self._entries.popleft()
+            if old.episode is not None and (same := self._by_episode.get(old.episode)):
+                same.popleft()  # the oldest of the journal is the oldest of its episode
+                if not same:
+                    del self._by_episode[old.episode]
             self.bytes -= old.accounted
             old.accounted = 0
             self.dropped += 1
 
     def for_episode(self, episode_id: str) -> list[JournalEntry]:
-        return [e for e in self._entries if e.episode == episode_id]
+        return list(self._by_episode.get(episode_id, ()))
 
     async def wait_delivered(self, episode_id: str, timeout_s: float = SETTLE_S) -> list[int]:
         """Wait (at most timeout_s) until the agent has all it will get of every exchange of an episode, so that no
         entry is read half-decided; the seqs of those still open after that."""
         deadline = time.monotonic() + timeout_s
         while True:
-            open_ = [e.seq for e in self._entries if e.episode == episode_id and not e.delivered]
+            open_ = [e.seq for e in self._by_episode.get(episode_id, ()) if not e.delivered]
             if not open_ or time.monotonic() >= deadline:
                 return open_
             await asyncio.sleep(0.005)
@@ -232,5 +242,6 @@ class Journal:
         for entry in self._entries:
             entry.accounted = 0
         self._entries.clear()
+        self._by_episode.clear()
         self.bytes = 0
         self.dropped = 0

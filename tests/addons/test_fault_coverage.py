@@ -15,6 +15,9 @@ from tests.support.loops import free_port
 from tests.support.proxy import Proxy, config_for, running_proxy
 from tests.support.upstream import ANSWER, RunningUpstream, Upstream
 
+#: every fault both ways: small bodies read whole, and every body streamed (issue 23)
+pytestmark = pytest.mark.usefixtures("body_path")
+
 CHAT = "/v1/chat/completions"
 TARGETS = {
     "chat": {"listener": "llm", "path": CHAT, "api": "openai"},

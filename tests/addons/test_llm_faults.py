@@ -13,6 +13,9 @@ from tests.support.llm_read import Answer, read
 from tests.support.proxy import Proxy, config_for, running_proxy
 from tests.support.upstream import ANSWER, TOOL_ARGS, RunningUpstream, Upstream
 
+#: every fault both ways: small bodies read whole, and every body streamed (issue 23)
+pytestmark = pytest.mark.usefixtures("body_path")
+
 PATHS = {"openai": "/v1/chat/completions", "openai-responses": "/v1/responses", "anthropic": "/v1/messages"}
 TARGETS = {
     "chat": {"listener": "llm", "path": PATHS["openai"], "api": "openai"},

@@ -17,6 +17,9 @@ from tests.support.http import fetch
 from tests.support.proxy import Proxy, config_for, running_proxy
 from tests.support.upstream import RunningUpstream
 
+#: every fault both ways: small bodies read whole, and every body streamed (issue 23)
+pytestmark = pytest.mark.usefixtures("body_path")
+
 TARGETS = {
     "quotes": {"listener": "tools", "path": "/v1/quotes*"},
     "mcp_echo": {"listener": "tools", "path": "/echo", "mcp_tool": "web_search"},

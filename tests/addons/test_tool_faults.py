@@ -12,6 +12,9 @@ from tests.support.http import Seen, fetch
 from tests.support.proxy import Proxy, config_for, running_proxy
 from tests.support.upstream import RunningUpstream, Upstream
 
+#: every fault both ways: small bodies read whole, and every body streamed (issue 23)
+pytestmark = pytest.mark.usefixtures("body_path")
+
 TARGETS = {
     "quotes": {"listener": "tools", "path": "/v1/quotes*", "method": "GET"},
     "search": {"listener": "tools", "mcp_tool": "web_search"},

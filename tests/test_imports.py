@@ -1,0 +1,59 @@
+"""Start-up cost (issue 23): what a fresh interpreter imports for `import flakeproxy`, `flakeproxy --help` and the
+proxy. Each check runs in its own interpreter, since this one has imported everything already."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import click
+import pytest
+
+from flakeproxy.cli.main import COMMANDS, LazyGroup, cli, short_help
+
+
+def imported(code: str) -> set[str]:
+    """The modules a fresh interpreter holds after running `code`."""
+    probe = f"import sys, json\n{code}\nprint(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)
+    return set(json.loads(done.stdout.splitlines()[-1]))
+
+
+def under(modules: set[str], *packages: str) -> list[str]:
+    return sorted(m for m in modules if any(m == p or m.startswith(p + ".") for p in packages))
+
+
+def test_import_flakeproxy_loads_no_config_models() -> None:
+    modules = imported("import flakeproxy")
+    assert under(modules, "flakeproxy.config", "pydantic", "jsonschema", "flakeproxy.invariants") == []
+
+
+def test_a_public_name_still_comes_from_the_package() -> None:
+    modules = imported("import flakeproxy\nassert flakeproxy.load_config.__module__ == 'flakeproxy.config.loader'")
+    assert "flakeproxy.config" in modules  # imported on first use
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        _ = __import__("flakeproxy").nothing
+
+
+def test_help_imports_no_command_module() -> None:
+    code = "from flakeproxy.cli.main import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass"
+    modules = imported(code)
+    commands = sorted({module for module, _, _ in COMMANDS.values()})
+    assert [m for m in commands if m in modules] == []
+    assert under(modules, "flakeproxy.config", "pydantic", "mitmproxy", "aiohttp") == []
+
+
+def test_the_proxy_imports_no_runner_reports_or_mutations() -> None:
+    modules = imported("import flakeproxy.cli.proxy, flakeproxy.addons.server")
+    unwanted = ("flakeproxy.runner", "flakeproxy.reports", "flakeproxy.mutations", "flakeproxy.planning")
+    assert under(modules, *unwanted) == []
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_the_help_line_is_the_commands_own(name: str) -> None:
+    """The text kept for `flakeproxy --help` shortens, at every width, to what the command's own help gives."""
+    command = LazyGroup.get_command(cli, click.Context(cli), name)
+    assert command is not None and command.name == name
+    for limit in range(30, 100):
+        assert short_help(name, limit) == command.get_short_help_str(limit), limit
