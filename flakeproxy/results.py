@@ -115,6 +115,13 @@ class CellResult(Model):
     flaky: bool = False
     pass_at_k: float | None = None
     pass_hat_k: float | None = None
+    pass_rate: float | None = Field(
+        None, description="Replicas that passed / replicas judged (errors count as not passed), with replicas."
+    )
+    pass_rate_low: float | None = Field(
+        None, description="The Wilson score interval of pass_rate at scoring.confidence: its lower bound."
+    )
+    pass_rate_high: float | None = Field(None, description="... and its upper bound.")
 
 
 class FaultCoverage(Model):

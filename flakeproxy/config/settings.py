@@ -78,6 +78,12 @@ class ScoringConfig(StrictModel):
     )
     replica_aggregation: Literal["all", "majority", "mean", "at_least_k", "pass_at_k"] = "all"
     k: int = Field(1, ge=1, description="For at_least_k and pass_at_k.")
+    confidence: float = Field(
+        0.95,
+        gt=0.5,
+        lt=1.0,
+        description="The confidence of each replicated cell's pass-rate interval (Wilson score interval).",
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -16,6 +16,7 @@ from flakeproxy.config import FlakeproxyConfig, Scenario
 from flakeproxy.config.warnings import ATTRIBUTION_FIX, attribution_fix
 from flakeproxy.invariants.base import Invariant
 from flakeproxy.judging.replicas import aggregate_replicas, pass_at_k, pass_hat_k
+from flakeproxy.judging.stats import wilson
 from flakeproxy.judging.verdict import Observation, Verdict
 from flakeproxy.planning.plan import prompts_of
 from flakeproxy.results import CellResult, Episode, EpisodeVerdict, Outcome
@@ -214,6 +215,7 @@ def _replicas(
     outcome, summary = aggregate_replicas(outcomes, [s for _, s in counted], scoring.replica_aggregation, scoring.k)
     first_bad = next((r for o, r in per if o not in ("pass", "not_applicable")), "-")
     n, c = len(outcomes), outcomes.count("pass")
+    interval = wilson(c, n, scoring.confidence)
     return cell_result(
         invariant,
         scenario,
@@ -225,6 +227,9 @@ def _replicas(
         flaky=len(set(outcomes)) > 1,
         pass_at_k=pass_at_k(n, c, scoring.k),
         pass_hat_k=pass_hat_k(n, c, scoring.k),
+        pass_rate=round(c / n, 4),
+        pass_rate_low=round(interval.low, 4),
+        pass_rate_high=round(interval.high, 4),
         **rest,
     )
 

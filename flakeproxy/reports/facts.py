@@ -151,3 +151,10 @@ def problems(result: RunResult) -> list[CellResult]:
 def agent_error(result: RunResult, cell: CellResult) -> str | None:
     """The first agent error among the cell's episodes (an error cell caused by the agent, not the judge)."""
     return next((e.error for e in episodes_of(result, cell) if e.error), None)
+
+
+def rate_interval(cell: CellResult, lead: str = ",") -> str:
+    """`, pass rate 67% [21%, 94%]` for a cell with replicas (its Wilson interval), else ''."""
+    if cell.pass_rate is None or cell.pass_rate_low is None or cell.pass_rate_high is None:
+        return ""
+    return f"{lead} pass rate {cell.pass_rate:.0%} [{cell.pass_rate_low:.0%}, {cell.pass_rate_high:.0%}]"

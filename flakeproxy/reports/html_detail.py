@@ -86,7 +86,8 @@ def cell_detail(result: RunResult, index: int, cell: CellResult, anchors: dict[s
             (
                 "replicas",
                 " ".join(outcome_badge(r) for r in cell.replicas)
-                + f"{flaky} · pass@k {cell.pass_at_k} · pass^k {cell.pass_hat_k}",
+                + f"{flaky} · pass@k {cell.pass_at_k} · pass^k {cell.pass_hat_k}"
+                + escape(facts.rate_interval(cell, " ·")),
             )
         )
     verdicts = "".join(_verdict(v, episodes.get(v.episode), anchors) for v in cell.verdicts)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flakeproxy.reports.facts import cannot_fail, interruption
+from flakeproxy.reports.facts import cannot_fail, interruption, rate_interval
 from flakeproxy.results import RunResult
 from flakeproxy.safe_text import visible
 
@@ -71,7 +71,7 @@ def _contract(result: RunResult) -> str:
         for c in flaky:
             lines.append(
                 f"FLAKY {c.invariant} in {c.scenario}: replicas {' '.join(c.replicas)}, "
-                f"pass@k {c.pass_at_k}, pass^k {c.pass_hat_k}"
+                f"pass@k {c.pass_at_k}, pass^k {c.pass_hat_k}{rate_interval(c)}"
             )
         if flaky:
             lines.append("")

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from flakeproxy.reports.terminal import render
 from tests.runner.world import run, world
 
 AGENT = """
@@ -35,3 +36,11 @@ def test_flaky_agent(tmp_path: Path, rule: str, outcome: str) -> None:
     assert cell.replicas == ["pass", "pass", "fail"] and cell.flaky
     assert cell.outcome == outcome and cell.pass_hat_k == pytest.approx(1 / 3, abs=1e-4)
     assert cell.score == pytest.approx(2 / 3, abs=1e-3) and len(cell.verdicts) == 3 and len(result.episodes) == 3
+    # 2 of 3 at 95%, Wilson by hand: centre (2/3 + z^2/6) / (1 + z^2/3) = 0.5731, half-width
+    # z * sqrt(2/27 + z^2/36) / (1 + z^2/3) = 0.3654 with z = 1.95996
+    assert cell.pass_rate == pytest.approx(2 / 3, abs=1e-4)
+    assert (cell.pass_rate_low, cell.pass_rate_high) == (
+        pytest.approx(0.2077, abs=2e-4),
+        pytest.approx(0.9385, abs=2e-4),
+    )
+    assert "pass rate 67% [21%, 94%]" in render(result)  # the FLAKY line says it
