@@ -26,6 +26,7 @@ from flakeproxy.wire.coverage import Coverage
 from flakeproxy.wire.markers import MarkerScan, carried
 from flakeproxy.wire.mcp import trace_meta
 from flakeproxy.wire.providers import provider
+from flakeproxy.wire.sse import is_event_stream, media_type
 from flakeproxy.wire.stream_guard import watch_stream
 from flakeproxy.wire.trace import baggage_episode, trace_id_of
 
@@ -43,13 +44,12 @@ def _agent_left(message: str) -> bool:
 def _may_carry_meta(request: http.Request) -> bool:
     """A JSON POST of known, bounded length: it may be an MCP request with trace context in `params._meta`."""
     length = request.headers.get("content-length", "")
-    json_body = request.headers.get("content-type", "").split(";")[0].strip().lower() == "application/json"
+    json_body = media_type(request.headers.get("content-type", "")) == "application/json"
     return request.method == "POST" and json_body and length.isdigit() and int(length) <= META_BODY_MAX
 
 
 def _is_sse(response: http.Response) -> bool:
-    content_type: str = response.headers.get("content-type", "")
-    return content_type.split(";")[0].strip().lower() == "text/event-stream"
+    return is_event_stream(response.headers.get("content-type", ""))
 
 
 class FaultAddon:

@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
 from flakeproxy.proxycore.redact_values import REDACTED, scrub, searchable, secret_shaped
+from flakeproxy.wire.sse import media_type
 
 #: A query parameter or body field is secret when one of its words (split at -, _, . and camelCase) is one
 #: of these; word-wise, so that `max_tokens` or `keyword` stay readable.
@@ -122,7 +123,7 @@ class Redactor:
         "name": "value" patterns; then every literal in `seen` (values redacted elsewhere in the entry)."""
         if not text:
             return text
-        kind = content_type.split(";")[0].strip().lower()
+        kind = media_type(content_type)
         out = None
         if kind == "application/x-www-form-urlencoded" or (not kind and _looks_like_form(text)):
             out = self._form(text, seen)

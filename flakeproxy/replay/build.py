@@ -19,7 +19,7 @@ from flakeproxy.config.replays import Exchange, SseEvent
 from flakeproxy.proxycore.redact import Redactor
 from flakeproxy.wire.encoding import TooLarge, Undecodable, decode_body
 from flakeproxy.wire.record import read_fault
-from flakeproxy.wire.sse import EventSplitter
+from flakeproxy.wire.sse import EventSplitter, is_event_stream
 
 _EVENT_END = re.compile(rb"\r?\n\r?\n")
 #: The most a recorded body is decoded to.
@@ -113,7 +113,7 @@ def recorded_fault(record: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
 
 def _is_sse(headers: Mapping[str, str]) -> bool:
-    return headers.get("content-type", "").split(";")[0].strip().lower() == "text/event-stream"
+    return is_event_stream(headers.get("content-type", ""))
 
 
 def build_exchange(raw: RawExchange, redactor: Redactor, seen: set[str] | None = None) -> Exchange:

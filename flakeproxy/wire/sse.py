@@ -10,6 +10,16 @@ from typing import Any
 _BOUNDARY = re.compile(rb"\r\n\r\n|\n\n|\r\r")
 
 
+def media_type(content_type: str) -> str:
+    """The media type of a Content-Type value: lower case, without its parameters ('' when absent)."""
+    return content_type.split(";", 1)[0].strip().lower()
+
+
+def is_event_stream(content_type: str) -> bool:
+    """Whether a Content-Type value says server-sent events."""
+    return media_type(content_type) == "text/event-stream"
+
+
 @dataclass(frozen=True)
 class SseEvent:
     """One event: its `event:` name (or None), its joined `data:` lines, and the bytes it came as."""
