@@ -31,7 +31,7 @@ def compare(
     Errors and not-applicable replicas do not count. Run both sides with run.replicas > 1: with one
     replica per cell nothing can be shown either way."""
     from flakeproxy.cli.report import load_result
-    from flakeproxy.judging.compare_runs import EXIT, compare_results, markdown, terminal
+    from flakeproxy.judging.compare_results import EXIT, compare_results, markdown, terminal
 
     files = [Path(p) / "results.json" if Path(p).is_dir() else Path(p) for p in (base, candidate)]
     sources = (str(files[0]), str(files[1]))

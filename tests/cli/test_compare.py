@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from flakeproxy.judging.compare_runs import compare_results
+from flakeproxy.judging.compare_results import compare_results
 from flakeproxy.results import RunResult
 from tests.runner.world import run, world
 
