@@ -32,13 +32,12 @@ def record_option(what: str) -> Callable[[Any], Any]:
 
 def formats_option() -> Callable[[Any], Any]:
     """--format: the reports written next to results.json (default junit, html, md)."""
-    from flakeproxy.reports import DEFAULT_FORMATS
+    from flakeproxy.reports import DEFAULT_FORMATS, described
 
     return click.option(
         "--format",
         "formats",
         default=",".join(DEFAULT_FORMATS),
         show_default=True,
-        help="Reports to write next to results.json: a comma-separated list of junit (junit.xml), html "
-        "(report.html), md (summary.md), terminal (report.txt), or none.",
+        help=f"Reports to write next to results.json: a comma-separated list of {described()}, or none.",
     )

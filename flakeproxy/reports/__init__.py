@@ -4,37 +4,66 @@ Each format is one module with `render(result) -> str`; `write` puts the chosen 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from importlib import import_module
 from pathlib import Path
 
 from flakeproxy.errors import ConfigError
 from flakeproxy.results import RunResult
 from flakeproxy.safe_text import escaped
 
-__all__ = ["DEFAULT_FORMATS", "FILES", "FORMATS", "parse_formats", "render", "write"]
+__all__ = [
+    "DEFAULT_FORMATS",
+    "FILES",
+    "FORMATS",
+    "REGISTRY",
+    "ReportFormat",
+    "described",
+    "parse_formats",
+    "render",
+    "write",
+]
 
-FORMATS = ("junit", "html", "md", "terminal")
-FILES = {"junit": "junit.xml", "html": "report.html", "md": "summary.md", "terminal": "report.txt"}
+
+@dataclass(frozen=True)
+class ReportFormat:
+    """One report format: its --format name, the file it is written to, and the module whose `render(result)`
+    makes it (imported only when that format is asked for, so the proxy and `--help` never load the reports)."""
+
+    name: str
+    file: str
+    module: str
+    trailing_newline: bool = False
+
+    def renderer(self) -> Callable[[RunResult], str]:
+        render: Callable[[RunResult], str] = import_module(self.module).render
+        return (lambda result: render(result) + "\n") if self.trailing_newline else render
+
+
+#: Every format, in the order `--format` lists them; the CLI's help, FILES and parse_formats read it.
+REGISTRY: dict[str, ReportFormat] = {
+    f.name: f
+    for f in (
+        ReportFormat("junit", "junit.xml", "flakeproxy.reports.junit"),
+        ReportFormat("html", "report.html", "flakeproxy.reports.html"),
+        ReportFormat("md", "summary.md", "flakeproxy.reports.markdown"),
+        ReportFormat("terminal", "report.txt", "flakeproxy.reports.terminal", trailing_newline=True),
+    )
+}
+FORMATS = tuple(REGISTRY)
+FILES = {name: f.file for name, f in REGISTRY.items()}
 DEFAULT_FORMATS = ("junit", "html", "md")
 
 
 def _renderer(fmt: str) -> Callable[[RunResult], str]:
-    if fmt == "junit":
-        from flakeproxy.reports.junit import render as junit
+    if fmt not in REGISTRY:
+        raise ConfigError(f"unknown report format {fmt!r}: choose from {', '.join(FORMATS)}")
+    return REGISTRY[fmt].renderer()
 
-        return junit
-    if fmt == "html":
-        from flakeproxy.reports.html import render as html
 
-        return lambda result: html(result)
-    if fmt == "md":
-        from flakeproxy.reports.markdown import render as md
-
-        return md
-    if fmt == "terminal":
-        from flakeproxy.reports.terminal import render as terminal
-
-        return lambda result: terminal(result) + "\n"
-    raise ConfigError(f"unknown report format {fmt!r}: choose from {', '.join(FORMATS)}")
+def described() -> str:
+    """'junit (junit.xml), html (report.html), ...' for help texts."""
+    return ", ".join(f"{name} ({f.file})" for name, f in REGISTRY.items())
 
 
 def render(result: RunResult, fmt: str) -> str:

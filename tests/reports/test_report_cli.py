@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from flakeproxy.reports import REGISTRY
 from flakeproxy.results import RunResult
 from tests.reports.conftest import interrupted
 from tests.runner.world import cli, sigterm_mid_run, world
@@ -21,15 +22,24 @@ def report(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.parametrize(
-    ("fmt", "start"),
-    [
-        ("terminal", "contract 'Finance Agent Contract', seed 7"),
-        ("junit", '<?xml version="1.0" encoding="UTF-8"?>\n<testsuites'),
-        ("html", "<!DOCTYPE html>"),
-        ("md", "## ❌ flakeproxy"),
-    ],
-)
+STARTS = {
+    "terminal": "contract 'Finance Agent Contract', seed 7",
+    "junit": '<?xml version="1.0" encoding="UTF-8"?>\n<testsuites',
+    "html": "<!DOCTYPE html>",
+    "md": "## ❌ flakeproxy",
+}
+
+
+def test_every_registered_format_is_rendered_here_and_offered_by_the_cli() -> None:
+    """The registry is the one list of formats: this file renders each, and `--format`'s help names each file."""
+    assert set(STARTS) == set(REGISTRY)
+    help_text = subprocess.run(
+        [sys.executable, "-m", "flakeproxy", "contract", "run", "--help"], capture_output=True, text=True, timeout=60
+    ).stdout
+    assert all(f"{name} ({fmt.file})" in " ".join(help_text.split()) for name, fmt in REGISTRY.items()), help_text
+
+
+@pytest.mark.parametrize(("fmt", "start"), list(STARTS.items()))
 def test_report_renders_every_format(fmt: str, start: str, demo_dir: Path, tmp_path: Path) -> None:
     out = report(str(demo_dir / "naive" / "results.json"), "-f", fmt)
     assert out.returncode == 0, out.stderr
