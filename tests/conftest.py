@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.demo import DemoRun, demo_run
+
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((REPO / "examples").rglob("*.yaml"))
 IN_PROCESS = "FLAKEPROXY_IN_PROCESS_PROXY"  # runner/local.py's switch
@@ -56,3 +58,9 @@ def _proxy_child(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
     """A test marked proxy_child (or containers: run as users run it) gets the real child process."""
     if any(request.node.get_closest_marker(name) for name in ("proxy_child", "containers")):
         monkeypatch.delenv(IN_PROCESS, raising=False)
+
+
+@pytest.fixture(scope="session")
+def demo_command(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
+    """`flakeproxy demo`, run once per test run and shared (tests/support/demo.py)."""
+    return demo_run(tmp_path_factory)

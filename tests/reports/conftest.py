@@ -1,4 +1,4 @@
-"""The demo's results for both agents, run once per test session, and a copy helper to plant data in them."""
+"""The demo's results for both agents (the run's one `flakeproxy demo`), and a copy helper to plant data in them."""
 
 from __future__ import annotations
 
@@ -8,17 +8,17 @@ from pathlib import Path
 import pytest
 
 from flakeproxy.results import RunResult
-from flakeproxy.runner.demo.world import run_demo_sync
 from tests.reports.browser import chromium as find_chromium
+from tests.support.demo import DemoRun
 
 AGENTS = ("careful", "naive")
 
 
 @pytest.fixture(scope="session")
-def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("demo")
-    run_demo_sync(out, lambda _: None, lambda _: None)
-    return out
+def demo_dir(demo_command: DemoRun) -> Path:
+    """The folder of the run's one `flakeproxy demo` (tests/support/demo.py), read only."""
+    assert demo_command.returncode == 0, demo_command.stdout + demo_command.stderr
+    return demo_command.folder
 
 
 @pytest.fixture(scope="session")

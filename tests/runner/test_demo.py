@@ -1,14 +1,15 @@
-"""The demo world, asserted cell by cell so it cannot silently rot."""
+"""The demo world, asserted cell by cell so it cannot silently rot (the run's one `flakeproxy demo`)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-from flakeproxy.runner.demo.world import run_demo_sync
+from flakeproxy.results import RunResult
+from tests.support.demo import DemoRun
+
+#: the report tests' group: they render the same shared demo, so one worker runs it once
+pytestmark = pytest.mark.xdist_group("reports")
+AGENTS = ("careful", "naive")
 
 SCENARIOS = [
     "no-chaos",
@@ -40,8 +41,9 @@ NAIVE = {
 LETTER = {"pass": "P", "fail": "F", "not_applicable": "-", "error": "E"}
 
 
-def test_demo_matrices(tmp_path: Path) -> None:
-    results = run_demo_sync(tmp_path, lambda _: None, lambda _: None)
+def test_demo_matrices(demo_command: DemoRun) -> None:
+    tmp_path = demo_command.folder
+    results = {name: RunResult.model_validate_json((tmp_path / name / "results.json").read_text()) for name in AGENTS}
     for name, expected in (("careful", CAREFUL), ("naive", NAIVE)):
         cells = {(c.invariant, c.scenario): LETTER[c.outcome] for c in results[name].cells}
         got = {inv: "".join(cells[(inv, s)] for s in SCENARIOS) for inv in expected}
@@ -64,14 +66,8 @@ def test_demo_matrices(tmp_path: Path) -> None:
     assert (tmp_path / "naive" / "results.json").exists() and (tmp_path / "careful" / "flakeproxy.yaml").exists()
 
 
-@pytest.mark.proxy_child  # demo, end to end
-def test_demo_command_exits_0_when_the_agents_behave_as_they_should(tmp_path: Path) -> None:
-    out = subprocess.run(
-        [sys.executable, "-m", "flakeproxy", "demo", "-q", "-o", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+def test_demo_command_exits_0_when_the_agents_behave_as_they_should(demo_command: DemoRun) -> None:
+    out, tmp_path = demo_command, demo_command.folder  # `flakeproxy demo -q -o DIR` with the proxy as a child
     assert out.returncode == 0, out.stdout + out.stderr
     assert "careful agent: ci overall 100.0% PASS (contract 100.0%); naive agent: ci overall" in out.stdout
     assert "% FAIL (contract 60.0%)" in out.stdout
