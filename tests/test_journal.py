@@ -117,3 +117,68 @@ def test_an_episodes_entries_are_its_own_and_leave_with_the_oldest() -> None:
     assert journal.for_episode("nobody") == []
     journal.clear()
     assert journal.for_episode("c0") == []
+
+
+def test_traffic_of_no_episode_has_its_own_smaller_budget_and_never_evicts_an_episodes_entries() -> None:
+    one = _entry(0, None, "x" * 1000).weight()
+    journal = Journal(max_bytes=10 * one, loose_max_bytes=2 * one)
+    journal.add(_entry(1, "e1", "x" * 1000))
+    for seq in range(2, 40):  # a sidecar's pass-through traffic, long after the episode's one request
+        journal.add(_entry(seq, None, "x" * 1000))
+    assert [e.seq for e in journal.entries] == [1, 38, 39] and journal.dropped == 36
+    assert [e.seq for e in journal.for_episode("e1")] == [1]
+    assert [e.seq for e in journal.page(unattributed=True)[0]] == [38, 39]
+    assert [e.seq for e in journal.page(since=1)[0]] == [38, 39]
+
+
+def test_an_entrys_weight_is_what_it_really_holds() -> None:
+    """The budget means bytes of memory: a small exchange as the addon records it (redacted headers, bodies, a
+    settled response) weighs within a third of what tracemalloc sees it keep alive."""
+    import gc
+    import tracemalloc
+
+    from flakeproxy.proxycore.redact import DEFAULT
+
+    def exchange(seq: int) -> JournalEntry:
+        request = [
+            ("Host", "127.0.0.1:4000"),
+            ("User-Agent", "agent/1.0"),
+            ("Content-Type", "application/json"),
+            ("Content-Length", "52"),
+            ("Accept", "*/*"),
+            ("Authorization", f"Bearer sk-{seq:040d}"),
+        ]
+        entry = JournalEntry(
+            seq,
+            None,
+            [],
+            1.0,
+            "tools",
+            ["quotes"],
+            "POST",
+            f"http://127.0.0.1:4000/q?n={seq}",
+            DEFAULT.headers(request),
+            '{"symbol": "AAPL", "fields": ["price", "currency"]}',
+            52,
+        )
+        entry.status, entry.latency_ms, entry.complete = 200, 1.5, True
+        entry.response_headers = DEFAULT.headers(
+            [("Content-Type", "application/json"), ("Content-Length", "33"), ("Date", "Tue, 24 Nov 2026 07:00:00 GMT")]
+        )
+        entry.capture = BodyCapture()
+        entry.capture.add(b'{"price": %d.0, "currency": "USD"}' % seq)
+        return entry
+
+    journal = Journal()
+    tracemalloc.start()
+    try:
+        gc.collect()
+        before = tracemalloc.get_traced_memory()[0]
+        for seq in range(1, 2001):
+            journal.add(entry := exchange(seq))
+            journal.settle(entry)
+        gc.collect()
+        real = (tracemalloc.get_traced_memory()[0] - before) / 2000
+    finally:
+        tracemalloc.stop()
+    assert 0.75 * real <= journal.bytes / 2000 <= 1.33 * real, (real, journal.bytes / 2000)

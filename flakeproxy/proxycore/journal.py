@@ -4,9 +4,10 @@ bodies capped."""
 from __future__ import annotations
 
 import asyncio
+import heapq
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -152,30 +153,57 @@ class Snapshot:
 
 #: How long ending an episode waits for its exchanges to reach the agent (a stream the agent still reads).
 SETTLE_S = 2.0
-#: What the journal keeps at most (bodies are capped at BODY_CAP_BYTES each); the oldest entries go first.
+#: What the journal keeps at most of the entries of episodes (bodies are capped at BODY_CAP_BYTES each); the
+#: oldest go first.
 JOURNAL_MAX_BYTES = 64 * 1024 * 1024
-#: What one entry costs beyond its bodies and headers (the Python objects), counted against the budget.
-ENTRY_OVERHEAD_BYTES = 1024
+#: ... and of entries of no episode (pass-through traffic, or traffic no episode could be tied to): a proxy used
+#: as a plain sidecar between runs, or one the runner never asks, keeps the last few thousand of them, not 64 MiB.
+LOOSE_MAX_BYTES = 8 * 1024 * 1024
+#: What one entry costs beyond its bodies and headers (the Python objects, measured with tracemalloc through the
+#: real proxy: ~1.9 KB for a small JSON exchange, of which ~0.3 KB its headers and bodies), counted against the
+#: budget so that the budget is what the journal really holds.
+ENTRY_OVERHEAD_BYTES = 1600
 #: kept out of the JSON; the live parts are read by snapshot()
 _LIVE = {"capture", "coverage", "accounted", "redactor", "delivered"}
 
 
-class Journal:
-    """Entries in arrival (= seq) order, bounded in bytes: the oldest go first past max_bytes."""
+class _Held:
+    """Entries in seq order, bounded in bytes (the oldest go first), always keeping the newest."""
 
-    def __init__(self, max_bytes: int = JOURNAL_MAX_BYTES, redactor: Redactor | None = None) -> None:
+    def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
+        self.entries: deque[JournalEntry] = deque()
+        self.bytes = 0
+
+    def over(self) -> bool:
+        return self.bytes > self.max_bytes and len(self.entries) > 1
+
+
+class Journal:
+    """Entries in arrival (= seq) order, bounded in bytes: the oldest go first past max_bytes (the entries of
+    episodes) or loose_max_bytes (those of no episode); `dropped` counts what went."""
+
+    def __init__(
+        self, max_bytes: int = JOURNAL_MAX_BYTES, redactor: Redactor | None = None, loose_max_bytes: int | None = None
+    ) -> None:
         self.redactor = redactor or DEFAULT  # the config's: Redactor(config.redact)
-        self._entries: deque[JournalEntry] = deque()
+        self._episodes = _Held(max_bytes)
+        self._loose = _Held(min(max_bytes, LOOSE_MAX_BYTES) if loose_max_bytes is None else loose_max_bytes)
         #: episode id -> its entries still held, in seq order: ending an episode reads its own, not the whole journal
         self._by_episode: dict[str, deque[JournalEntry]] = {}
-        self.bytes = 0
         self.dropped = 0
         self._seq = 0
 
     @property
+    def bytes(self) -> int:
+        return self._episodes.bytes + self._loose.bytes
+
+    @property
     def entries(self) -> list[JournalEntry]:
-        return list(self._entries)
+        return list(self._in_order())
+
+    def _in_order(self) -> Iterator[JournalEntry]:
+        return heapq.merge(self._episodes.entries, self._loose.entries, key=lambda e: e.seq)
 
     def next_seq(self) -> int:
         self._seq += 1
@@ -184,28 +212,30 @@ class Journal:
     def add(self, entry: JournalEntry) -> None:
         entry.redactor = entry.redactor or self.redactor
         entry.accounted = entry.weight()
-        self._entries.append(entry)
+        held = self._loose if entry.episode is None else self._episodes
+        held.entries.append(entry)
         if entry.episode is not None:
             self._by_episode.setdefault(entry.episode, deque()).append(entry)
-        self.bytes += entry.accounted
-        self._trim()
+        held.bytes += entry.accounted
+        self._trim(held)
 
     def settle(self, entry: JournalEntry) -> None:
         """Count what an entry grew to (its response arrived) if the journal still holds it."""
         if entry.accounted:
+            held = self._loose if entry.episode is None else self._episodes
             new = entry.weight()
-            self.bytes += new - entry.accounted
+            held.bytes += new - entry.accounted
             entry.accounted = new
-            self._trim()
+            self._trim(held)
 
-    def _trim(self) -> None:
-        while self.bytes > self.max_bytes and len(self._entries) > 1:
-            old = self._entries.popleft()
+    def _trim(self, held: _Held) -> None:
+        while held.over():
+            old = held.entries.popleft()
             if old.episode is not None and (same := self._by_episode.get(old.episode)):
                 same.popleft()  # the oldest of the journal is the oldest of its episode
                 if not same:
                     del self._by_episode[old.episode]
-            self.bytes -= old.accounted
+            held.bytes -= old.accounted
             old.accounted = 0
             self.dropped += 1
 
@@ -228,7 +258,8 @@ class Journal:
         """Up to `limit` entries with seq > since (of one episode, or those of no episode), and the seq to
         pass as `since` for the next page (None when there is no more)."""
         out: list[JournalEntry] = []
-        for entry in self._entries:
+        held = self._loose.entries if unattributed else self._in_order()
+        for entry in self._by_episode.get(episode, ()) if episode is not None else held:
             if entry.seq <= since or (episode is not None and entry.episode != episode):
                 continue
             if unattributed and entry.episode is not None:
@@ -239,9 +270,10 @@ class Journal:
         return out, None
 
     def clear(self) -> None:
-        for entry in self._entries:
-            entry.accounted = 0
-        self._entries.clear()
+        for held in (self._episodes, self._loose):
+            for entry in held.entries:
+                entry.accounted = 0
+            held.entries.clear()
+            held.bytes = 0
         self._by_episode.clear()
-        self.bytes = 0
         self.dropped = 0

@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
+from sys import intern
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
@@ -92,14 +94,16 @@ class Redactor:
     def headers(self, items: Iterable[tuple[str, str]], seen: set[str] | None = None) -> RedactedHeaders:
         """Headers as a dict (lower-case names, repeated names joined with ', '), secret values replaced;
         the replaced values are kept on the result's `secrets` (never serialized) and added to `seen`."""
-        out = RedactedHeaders()
+        out, replaced = RedactedHeaders(), set[str]()
         for name, value in items:
             if (self.secret_header(name) or secret_shaped(value)) and value != REDACTED:
-                _remember(out.secrets, value, split=True)
+                _remember(replaced, value, split=True)
                 _remember(seen, value, split=True)
                 value = REDACTED
-            key = name.lower()
+            key = intern(name.lower())  # the same few names on every entry of the journal: one string each
             out[key] = f"{out[key]}, {value}" if key in out else value
+        if replaced:
+            out.secrets = replaced  # most headers hold none: no set per entry
         return out
 
     def url(self, url: str, seen: set[str] | None = None) -> str:
@@ -240,9 +244,7 @@ class RedactedHeaders(dict[str, str]):
     """A redacted header dict that remembers, in memory only, the values it replaced: a journal entry
     built from it can later scrub those values from its bodies (a bearer token echoed in an answer)."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.secrets: set[str] = set()
+    secrets: AbstractSet[str] = frozenset()  # set on the instance only when it replaced something
 
 
 DEFAULT = Redactor()
