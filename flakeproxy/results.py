@@ -119,9 +119,13 @@ class CellResult(Model):
         None, description="Replicas that passed / replicas judged (errors count as not passed), with replicas."
     )
     pass_rate_low: float | None = Field(
-        None, description="The Wilson score interval of pass_rate at scoring.confidence: its lower bound."
+        None, description="The interval of pass_rate at scoring.confidence (pass_rate_interval): its lower bound."
     )
     pass_rate_high: float | None = Field(None, description="... and its upper bound.")
+    pass_rate_interval: Literal["wilson", "clopper_pearson"] | None = Field(
+        None, description="The interval method: wilson, or clopper_pearson (exact) when the rate rule judged it."
+    )
+    pass_rate_confidence: float | None = Field(None, description="The interval's confidence (scoring.confidence).")
 
 
 class FaultCoverage(Model):

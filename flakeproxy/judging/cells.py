@@ -230,6 +230,8 @@ def _replicas(
         pass_rate=round(c / n, 4),
         pass_rate_low=round(interval.low, 4),
         pass_rate_high=round(interval.high, 4),
+        pass_rate_interval=interval.method,
+        pass_rate_confidence=interval.confidence,
         **rest,
     )
 

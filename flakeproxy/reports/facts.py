@@ -153,6 +153,32 @@ def agent_error(result: RunResult, cell: CellResult) -> str | None:
     return next((e.error for e in episodes_of(result, cell) if e.error), None)
 
 
+def replicated(result: RunResult) -> list[CellResult]:
+    """The cells judged over several replicas (they carry a pass rate and its interval), in matrix order."""
+    return [c for c in result.cells if c.pass_rate is not None]
+
+
+def interval_name(cells: list[CellResult]) -> str:
+    """How the intervals were computed: `Wilson 95%`, `exact (Clopper-Pearson) 95%`, or both named."""
+    names = {"wilson": "Wilson", "clopper_pearson": "exact (Clopper-Pearson)"}
+    kinds = sorted({(names[c.pass_rate_interval or "wilson"], c.pass_rate_confidence or 0.95) for c in cells})
+    return ", ".join(f"{name} {confidence * 100:g}%" for name, confidence in kinds)
+
+
+def rate_facts(cell: CellResult) -> dict[str, str]:
+    """A replicated cell's pass rate, its interval's bounds, pass@k and pass^k, as text (JUnit properties)."""
+    values = {
+        "replicas": " ".join(cell.replicas),
+        "pass_rate": cell.pass_rate,
+        "pass_rate_low": cell.pass_rate_low,
+        "pass_rate_high": cell.pass_rate_high,
+        "interval": interval_name([cell]),
+        "pass_at_k": cell.pass_at_k,
+        "pass_hat_k": cell.pass_hat_k,
+    }
+    return {name: f"{value:.4f}" if isinstance(value, float) else str(value) for name, value in values.items()}
+
+
 def rate_interval(cell: CellResult, lead: str = ",") -> str:
     """`, pass rate 67% [21%, 94%]` for a cell with replicas (its Wilson interval), else ''."""
     if cell.pass_rate is None or cell.pass_rate_low is None or cell.pass_rate_high is None:
