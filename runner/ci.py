@@ -66,7 +66,8 @@ class CiRun(ContractRun):
         contract, contract_passed = await self._contract(runner, limit)
         pillars.insert(0, contract)
         pillars.append(await self._replay(runner))
-        ci = combine(pillars, self.min_overall, contract_passed)
+        contract_open = self.result.score is not None and self.result.score.verdict == "INCONCLUSIVE"
+        ci = combine(pillars, self.min_overall, contract_passed, contract_open)
         self.result.ci = ci.model_copy(update={"cannot_fail": why_ci_cannot_fail(self.config, self.min_overall)})
 
     async def _replay(self, runner: EpisodeRunner) -> PillarResult:
@@ -98,7 +99,8 @@ class CiRun(ContractRun):
         self._score()
         assert self.result.score is not None
         score = self.result.score
-        summary = f"resilience {score.resilience}%, {score.verdict}; " + ", ".join(
+        resilience = "not scored" if score.resilience is None else f"{score.resilience}%"
+        summary = f"resilience {resilience}, {score.verdict}; " + ", ".join(
             f"{n} {k}" for k, n in sorted(score.counts.items())
         )
         pillar = PillarResult(

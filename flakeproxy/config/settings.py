@@ -76,19 +76,39 @@ class ScoringConfig(StrictModel):
     min_overall: float | None = Field(
         None, ge=0.0, le=100.0, description="flakeproxy ci fails when the overall score (0-100) is below this."
     )
-    replica_aggregation: Literal["all", "majority", "mean", "at_least_k", "pass_at_k"] = "all"
+    replica_aggregation: Literal["all", "majority", "mean", "at_least_k", "pass_at_k", "rate"] = Field(
+        "all",
+        description="How a cell's replicas combine. rate (with min_pass_rate): PASS when the exact "
+        "(Clopper-Pearson) interval of its pass rate is at or above min_pass_rate, FAIL when below, else "
+        "INCONCLUSIVE.",
+    )
     k: int = Field(1, ge=1, description="For at_least_k and pass_at_k.")
+    min_pass_rate: float | None = Field(
+        None, gt=0.0, lt=1.0, description="For replica_aggregation: rate: the pass rate a cell must be shown to reach."
+    )
     confidence: float = Field(
         0.95,
         gt=0.5,
         lt=1.0,
-        description="The confidence of each replicated cell's pass-rate interval (Wilson score interval).",
+        description="The confidence of each replicated cell's pass-rate interval (Wilson score interval; "
+        "exact Clopper-Pearson under the rate rule, whose false-verdict risk per cell is (1 - confidence) / 2).",
     )
 
     @model_validator(mode="before")
     @classmethod
     def _flat_weights(cls, value: Any) -> Any:
         return flat_weights(value)
+
+    @model_validator(mode="after")
+    def _rate_needs_threshold(self) -> ScoringConfig:
+        if self.replica_aggregation == "rate" and self.min_pass_rate is None:
+            raise ValueError("replica_aggregation: rate needs scoring.min_pass_rate (e.g. min_pass_rate: 0.8)")
+        if self.replica_aggregation != "rate" and self.min_pass_rate is not None:
+            raise ValueError(
+                f"scoring.min_pass_rate is only read by replica_aggregation: rate, not "
+                f"{self.replica_aggregation}; set replica_aggregation: rate or remove min_pass_rate"
+            )
+        return self
 
 
 class SqlService(StrictModel):

@@ -11,7 +11,13 @@ from urllib.parse import urlsplit
 from flakeproxy.judging.coverage import count_coverage
 from flakeproxy.results import CellResult, Episode, RunResult, ScenarioCoverage
 
-OUTCOME_WORD = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "not_applicable": "n/a"}
+OUTCOME_WORD = {
+    "pass": "PASS",
+    "fail": "FAIL",
+    "error": "ERROR",
+    "not_applicable": "n/a",
+    "inconclusive": "INCONCLUSIVE",
+}
 
 
 def replay_only(result: RunResult) -> bool:
@@ -139,12 +145,12 @@ class Counts:
     @classmethod
     def of(cls, cells: list[CellResult]) -> Counts:
         n = Counter(c.outcome for c in cells)
-        return cls(len(cells), n["fail"], n["error"], n["not_applicable"])
+        return cls(len(cells), n["fail"], n["error"], n["not_applicable"] + n["inconclusive"])
 
 
 def problems(result: RunResult) -> list[CellResult]:
-    """Failed cells first, then the ones that errored, in matrix order."""
-    order = {"fail": 0, "error": 1}
+    """Failed cells first, then the ones that errored, then the INCONCLUSIVE ones, in matrix order."""
+    order = {"fail": 0, "error": 1, "inconclusive": 2}
     return sorted((c for c in result.cells if c.outcome in order), key=lambda c: order[c.outcome])
 
 

@@ -58,6 +58,8 @@ def _testcase(result: RunResult, cell: CellResult) -> ET.Element:
         child.text = _evidence(result, cell)
     elif cell.outcome == "not_applicable":
         ET.SubElement(case, "skipped", message=message)
+    elif cell.outcome == "inconclusive":  # neither a pass nor a failure shown: skipped, with why
+        ET.SubElement(case, "skipped", message=clean(f"INCONCLUSIVE: {cell.reason}"), type="inconclusive")
     if cell.pass_rate is not None:  # the schema CI servers read has no properties on a testcase: say it here
         rates = facts.rate_interval(cell, "").strip()
         ET.SubElement(case, "system-out").text = clean(f"{rates}, pass@k {cell.pass_at_k}, pass^k {cell.pass_hat_k}")

@@ -27,7 +27,7 @@ def escape(text: object, limit: int = MAX_REASON) -> str:
 
 def _headline(result: RunResult) -> list[str]:
     verdict = facts.verdict(result)
-    icon = {"PASS": "✅", "FAIL": "❌"}.get(verdict, "⚠️")
+    icon = {"PASS": "✅", "FAIL": "❌", "INCONCLUSIVE": "❔"}.get(verdict, "⚠️")
     number, label = facts.headline(result)
     lines = [
         f"## {icon} flakeproxy: {escape(facts.title(result), 120)}: **{verdict}**",
@@ -129,6 +129,9 @@ def render(result: RunResult) -> str:
     if result.score is not None and result.score.reasons and not result.score.passed:
         lines += ["", "**Why it failed**", ""]
         lines += [f"- {escape(reason)}" for reason in result.score.reasons[:MAX_ROWS]]
+    if result.score is not None and result.score.inconclusive:
+        lines += ["", "**Inconclusive** (too few replicas to tell; left out of the score like n/a):", ""]
+        lines += [f"- {escape(line)}" for line in result.score.inconclusive[:MAX_ROWS]]
     silent = [c.scenario for c in facts.coverage(result) if c.injected_nothing]
     if silent:
         lines += [

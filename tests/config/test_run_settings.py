@@ -27,6 +27,27 @@ def test_at_least_k_more_than_replicas_is_a_config_error() -> None:
     assert parse_config(ok, "f.yaml").scoring.k == 2
 
 
+@pytest.mark.parametrize(
+    ("scoring", "message"),
+    [
+        ("  replica_aggregation: rate\n", r"line \d+: scoring: replica_aggregation: rate needs scoring.min_pass_rate"),
+        (
+            "  min_pass_rate: 0.8\n",
+            r"scoring: scoring.min_pass_rate is only read by replica_aggregation: rate, not all",
+        ),
+        (
+            "  replica_aggregation: rate\n  min_pass_rate: 1.0\n",
+            r"line \d+: scoring.min_pass_rate: must be < 1.0, got 1.0",
+        ),
+    ],
+)
+def test_the_rate_rule_needs_a_threshold_between_0_and_1(scoring: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        parse_config(BASE.replace("scoring:\n", "scoring:\n" + scoring), "f.yaml")
+    ok = BASE.replace("scoring:\n", "scoring:\n  replica_aggregation: rate\n  min_pass_rate: 0.8\n")
+    assert parse_config(ok, "f.yaml").scoring.min_pass_rate == 0.8
+
+
 def test_unknown_isolation_names_the_choices() -> None:
     with pytest.raises(ConfigError, match=r"run.isolation.*episode.*cell"):
         parse_config(BASE + "run: {isolation: per-cell}\n", "f.yaml")
