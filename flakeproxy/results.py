@@ -128,6 +128,11 @@ class CellResult(Model):
         None, description="The interval method: wilson, or clopper_pearson (exact) when the rate rule judged it."
     )
     pass_rate_confidence: float | None = Field(None, description="The interval's confidence (scoring.confidence).")
+    settled_at: int | None = Field(
+        None,
+        description="Adaptive replicas: the judged replicas at whose look the verdict settled (more may have run "
+        "for other cells of its scenario); None when fixed, or still open at the end.",
+    )
 
 
 class FaultCoverage(Model):

@@ -95,7 +95,7 @@ class CiRun(ContractRun):
         )
         self._next_id += len(plan.episodes)
         plan = Plan(episodes, baselines, check)
-        await self._scenarios(plan, runner, limit)
+        await self._matrix(plan, runner, limit)
         self._score()
         assert self.result.score is not None
         score = self.result.score
@@ -156,7 +156,7 @@ class CiRun(ContractRun):
                 label=f"{scenario.name} | p{n} | r{r}",
             )
             for n, prompt in enumerate(self.config.golden_prompts)
-            for r in range(self.config.run.replicas)
+            for r in range(self.config.run.min_replicas)  # adaptive replicas: the contract's cells only
         ]
         await self._episodes(runner, episodes, limit, len(episodes))
         await self._unattributed()

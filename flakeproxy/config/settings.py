@@ -3,12 +3,40 @@
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Discriminator, Field, Tag, model_validator
 
 from flakeproxy.config.anchor import flat_weights
 from flakeproxy.config.base import HostPort, HttpUrl, StrictModel
+
+
+class AdaptiveReplicas(StrictModel):
+    """run.replicas: {min, max}: every cell gets `min` replicas; then only cells whose verdict is still open (by the
+    group-sequential rate rule of flakeproxy/judging/stats_sequential.py, at scoring.min_pass_rate) get more, in
+    rounds, until settled or `max`."""
+
+    shape_tag: ClassVar[str] = "adaptive"  # its Tag in Replicas (config/problems.py follows it in error paths)
+    min: int = Field(2, ge=1, le=1000, description="Replicas every cell gets before its first look.")
+    max: int = Field(30, ge=1, le=1000, description="The most replicas any cell gets.")
+    every: int = Field(1, ge=1, le=100, description="Replicas between looks (a round adds at most this many).")
+
+    @model_validator(mode="after")
+    def _min_within_max(self) -> AdaptiveReplicas:
+        if self.min > self.max:
+            raise ValueError(f"replicas min ({self.min}) is more than max ({self.max}); e.g. {{min: 2, max: 30}}")
+        return self
+
+
+def _replicas_kind(value: Any) -> str:
+    return "adaptive" if isinstance(value, dict | AdaptiveReplicas) else "fixed"
+
+
+#: an int (fixed), or {min, max} (adaptive); the tag keeps a wrong value's error to the shape it was written in
+Replicas = Annotated[
+    Annotated[int, Tag("fixed"), Field(ge=1, le=100)] | Annotated[AdaptiveReplicas, Tag("adaptive")],
+    Discriminator(_replicas_kind),
+]
 
 
 class RunConfig(StrictModel):
@@ -20,7 +48,11 @@ class RunConfig(StrictModel):
         description="Episodes run at once (of any scenarios); needs run.attribution (else one at a time). "
         "With attribution: slots, at most one per slot.",
     )
-    replicas: int = Field(1, ge=1, le=100, description="Times each episode (prompt x scenario) runs.")
+    replicas: Replicas = Field(
+        1,
+        description="Times each episode (prompt x scenario) runs; or {min, max} (adaptive): more replicas only "
+        "where a cell's verdict is still open (needs scoring.min_pass_rate).",
+    )
     isolation: Literal["episode", "cell"] = Field(
         "episode",
         description="episode: every invariant judges the same invocations (one paid agent run per answer); "
@@ -37,6 +69,20 @@ class RunConfig(StrictModel):
     workspace: str | None = Field(
         None, description="The agent's working directory, for file and command checks (relative: to the config file)."
     )
+
+    @property
+    def adaptive(self) -> AdaptiveReplicas | None:
+        return self.replicas if isinstance(self.replicas, AdaptiveReplicas) else None
+
+    @property
+    def min_replicas(self) -> int:
+        """The replicas every cell gets: N, or the adaptive minimum."""
+        return self.replicas.min if isinstance(self.replicas, AdaptiveReplicas) else self.replicas
+
+    @property
+    def max_replicas(self) -> int:
+        """The most replicas a cell can get: N, or the adaptive maximum."""
+        return self.replicas.max if isinstance(self.replicas, AdaptiveReplicas) else self.replicas
 
 
 class ScoringWeights(StrictModel):
@@ -103,11 +149,6 @@ class ScoringConfig(StrictModel):
     def _rate_needs_threshold(self) -> ScoringConfig:
         if self.replica_aggregation == "rate" and self.min_pass_rate is None:
             raise ValueError("replica_aggregation: rate needs scoring.min_pass_rate (e.g. min_pass_rate: 0.8)")
-        if self.replica_aggregation != "rate" and self.min_pass_rate is not None:
-            raise ValueError(
-                f"scoring.min_pass_rate is only read by replica_aggregation: rate, not "
-                f"{self.replica_aggregation}; set replica_aggregation: rate or remove min_pass_rate"
-            )
         return self
 
 
