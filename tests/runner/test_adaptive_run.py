@@ -4,6 +4,8 @@ more, round by round, up to its verdict or max."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import yaml
@@ -56,3 +58,12 @@ def test_a_shard_of_an_adaptive_run_is_refused_in_one_line(tmp_path: Path) -> No
         done = cli(w.config, "--shard", "1/2")
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert "--shard needs a fixed run.replicas" in done.stderr
+
+
+def test_the_bench_runs_both_ways_through_the_engine() -> None:
+    """bench/adaptive.py, two seeded repetitions: its figures are the engine's (the full run is the acceptance)."""
+    bench = Path(__file__).parents[2] / "bench" / "adaptive.py"
+    done = subprocess.run([sys.executable, str(bench), "--reps", "2"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "episodes paid per run: fixed 480.0, adaptive " in done.stdout
+    assert "target (>= 40% fewer episodes at the same or lower false-verdict rate): MET" in done.stdout
