@@ -79,6 +79,11 @@ async def run_adaptive(run: ContractRun, plan: Plan, runner: EpisodeRunner, limi
         waiting = len(open_cells(run.result.cells, design))
         run.progress(f"adaptive replicas, round {rounds}: {len(wanted)} more episode(s) for {waiting} open cell(s)")
         again = {e.scenario for e in wanted}
+        previous = {(c.invariant, c.scenario): c for c in run.result.cells}
         run.result.cells = [c for c in run.result.cells if c.scenario not in again]
-        await run._scenarios(Plan(wanted, plan.baselines, None), runner, limit)
-        run.result.cells.sort(key=lambda c: order.get((c.invariant, c.scenario), len(order)))
+        try:
+            await run._scenarios(Plan(wanted, plan.baselines, None), runner, limit)
+        finally:  # a round cut short keeps the verdicts its scenarios had before it
+            judged = {(c.invariant, c.scenario) for c in run.result.cells}
+            run.result.cells += [c for key, c in previous.items() if key not in judged]
+            run.result.cells.sort(key=lambda c: order.get((c.invariant, c.scenario), len(order)))
