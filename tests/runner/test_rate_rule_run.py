@@ -5,6 +5,7 @@ report.html (in Chromium); enough clean replicas PASS (exit 0), a broken agent F
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import sys
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from flakeproxy.judging.stats_compare import Counts
 from flakeproxy.reports import write
 from flakeproxy.results import RunResult
 from tests.reports.browser import chromium, open_page
+from tests.reports.test_junit import SCHEMA
 from tests.runner.world import cli, world
 
 # fails the n-th call when n % every == every - 1 (every 0: never, every 1: always)
@@ -80,6 +82,7 @@ def test_a_flaky_critical_cell_is_inconclusive_everywhere(tmp_path: Path) -> Non
     assert "INCONCLUSIVE no-figures in calm [critical]: " + reason in stdout
     assert "resilience score not scored  INCONCLUSIVE" in stdout
     out = tmp_path / "out"
+    SCHEMA.validate(out / "junit.xml")  # the JUnit schema CI servers read (tests/reports/junit.xsd)
     [suite] = list(junitparser.JUnitXml.fromfile(str(out / "junit.xml")))
     [case] = list(suite)
     [skipped] = case.result
@@ -109,3 +112,26 @@ def _html_in_chromium(result: RunResult, out: Path) -> None:
     assert page.values["verdict"] == "INCONCLUSIVE" and page.values["grid"] == ["INCONCLUSIVE ~"]  # ~: flaky
     assert page.values["colour"] == "rgb(91, 63, 176)"  # --open, not PASS green
     assert "critical invariant no-figures (keeps the run from PASS) is INCONCLUSIVE" in page.values["listed"]
+
+
+def test_merged_shards_are_inconclusive_as_the_whole_run(tmp_path: Path) -> None:
+    with world(tmp_path, invariants=[INVARIANT], matrix=[{"name": "calm"}], run={"replicas": 3}) as w:
+        w.data["agent"] = {
+            "type": "command",
+            "command": [sys.executable, "-c", AGENT, str(tmp_path / "n"), "3"],
+            "reset_command": [sys.executable, "-c", "pass"],
+        }
+        w.data["scoring"] = {"replica_aggregation": "rate", "min_pass_rate": 0.8}
+        w.config.write_text(yaml.safe_dump(w.data))
+        shards = [cli(w.config, "--shard", f"{i}/2", "-o", str(tmp_path / f"s{i}")) for i in (1, 2)]
+        merged = subprocess.run(
+            [sys.executable, "-m", "flakeproxy", "merge", "-c", str(w.config), str(tmp_path / "s1"),
+             str(tmp_path / "s2"), "-o", str(tmp_path / "merged")],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    assert [s.returncode for s in shards] == [0, 0], [s.stderr for s in shards]
+    assert merged.returncode == 4, merged.stdout + merged.stderr
+    result = RunResult.model_validate_json((tmp_path / "merged" / "results.json").read_text())
+    [cell] = result.cells
+    assert cell.outcome == "inconclusive" and sorted(cell.replicas) == ["fail", "pass", "pass"]
+    assert result.score is not None and result.score.verdict == "INCONCLUSIVE"
