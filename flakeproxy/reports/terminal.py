@@ -86,7 +86,11 @@ def _contract(result: RunResult) -> str:
         lines.append(f"resilience score {score_text(result)}  {score.verdict}" + (f"; {gap}" if gap else ""))
         lines += [f"  - {reason}" for reason in score.reasons]
         lines += [f"  ? {line}" for line in score.inconclusive]
-        if not score.passed:
+        if score.verdict == "INCONCLUSIVE":
+            lines.append(
+                "settle it: more replicas (run.replicas, or {min, max}); flakeproxy plan --min-pass-rate says how many"
+            )
+        elif not score.passed:
             lines.append(f"reproduce: the same config with run.seed: {result.seed} replays the same faults")
     note = interruption(result)
     if note:
