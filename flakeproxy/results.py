@@ -11,7 +11,9 @@ from flakeproxy.telemetry.spans import AgentSpan
 from flakeproxy.wire.record import FaultRecord, read_fault
 
 SCHEMA_VERSION = "3"
-Outcome = Literal["pass", "fail", "error", "not_applicable"]
+#: inconclusive: only a cell judged by the rate rule (replica_aggregation: rate) when its interval straddles
+#: min_pass_rate; never an episode's verdict
+Outcome = Literal["pass", "fail", "error", "not_applicable", "inconclusive"]
 
 
 class Model(BaseModel):
@@ -119,9 +121,18 @@ class CellResult(Model):
         None, description="Replicas that passed / replicas judged (errors count as not passed), with replicas."
     )
     pass_rate_low: float | None = Field(
-        None, description="The Wilson score interval of pass_rate at scoring.confidence: its lower bound."
+        None, description="The interval of pass_rate at scoring.confidence (pass_rate_interval): its lower bound."
     )
     pass_rate_high: float | None = Field(None, description="... and its upper bound.")
+    pass_rate_interval: Literal["wilson", "clopper_pearson"] | None = Field(
+        None, description="The interval method: wilson, or clopper_pearson (exact) when the rate rule judged it."
+    )
+    pass_rate_confidence: float | None = Field(None, description="The interval's confidence (scoring.confidence).")
+    settled_at: int | None = Field(
+        None,
+        description="Adaptive replicas: the judged replicas at whose look the verdict settled (more may have run "
+        "for other cells of its scenario); None when fixed, or still open at the end.",
+    )
 
 
 class FaultCoverage(Model):
@@ -175,8 +186,15 @@ class Score(Model):
         "gates or scoring.pass_threshold are set; a scenario where no weighted invariant applies has none.",
     )
     passed: bool
-    verdict: Literal["PASS", "FAIL"]
+    verdict: Literal["PASS", "FAIL", "INCONCLUSIVE"] = Field(
+        description="INCONCLUSIVE: nothing failed, but a critical (or gate) cell is INCONCLUSIVE (exit 4)."
+    )
     reasons: list[str] = Field(default_factory=list, description="Why it failed.")
+    inconclusive: list[str] = Field(
+        default_factory=list,
+        description="The INCONCLUSIVE cells, one line each (left out of the score like n/a; a critical one "
+        "or a gate keeps the run from PASS).",
+    )
     counts: dict[str, int] = Field(default_factory=dict)
     cannot_fail: str | None = Field(
         None, description="Set when nothing judged could make this run FAIL (no critical invariant, no threshold): why."
@@ -239,7 +257,9 @@ class CiResult(Model):
     redistribution: str | None = Field(None, description="How absent pillars' weights were spread, in words.")
     min_overall: float | None = None
     passed: bool = False
-    verdict: Literal["PASS", "FAIL"] = "FAIL"
+    verdict: Literal["PASS", "FAIL", "INCONCLUSIVE"] = Field(
+        "FAIL", description="INCONCLUSIVE: the contract was INCONCLUSIVE and nothing else failed (exit 4)."
+    )
     reasons: list[str] = Field(default_factory=list)
     cannot_fail: str | None = Field(None, description="Set when nothing judged could make ci FAIL: why.")
 

@@ -66,7 +66,8 @@ class CiRun(ContractRun):
         contract, contract_passed = await self._contract(runner, limit)
         pillars.insert(0, contract)
         pillars.append(await self._replay(runner))
-        ci = combine(pillars, self.min_overall, contract_passed)
+        contract_open = self.result.score is not None and self.result.score.verdict == "INCONCLUSIVE"
+        ci = combine(pillars, self.min_overall, contract_passed, contract_open)
         self.result.ci = ci.model_copy(update={"cannot_fail": why_ci_cannot_fail(self.config, self.min_overall)})
 
     async def _replay(self, runner: EpisodeRunner) -> PillarResult:
@@ -94,11 +95,12 @@ class CiRun(ContractRun):
         )
         self._next_id += len(plan.episodes)
         plan = Plan(episodes, baselines, check)
-        await self._scenarios(plan, runner, limit)
+        await self._matrix(plan, runner, limit)
         self._score()
         assert self.result.score is not None
         score = self.result.score
-        summary = f"resilience {score.resilience}%, {score.verdict}; " + ", ".join(
+        resilience = "not scored" if score.resilience is None else f"{score.resilience}%"
+        summary = f"resilience {resilience}, {score.verdict}; " + ", ".join(
             f"{n} {k}" for k, n in sorted(score.counts.items())
         )
         pillar = PillarResult(
@@ -154,7 +156,7 @@ class CiRun(ContractRun):
                 label=f"{scenario.name} | p{n} | r{r}",
             )
             for n, prompt in enumerate(self.config.golden_prompts)
-            for r in range(self.config.run.replicas)
+            for r in range(self.config.run.min_replicas)  # adaptive replicas: the contract's cells only
         ]
         await self._episodes(runner, episodes, limit, len(episodes))
         await self._unattributed()

@@ -18,7 +18,7 @@ from flakeproxy.config import FlakeproxyConfig
 from flakeproxy.config.settings import HttpMockService
 from flakeproxy.config.warnings import attribution_fix, config_warnings, needs_attribution, shared_state
 from flakeproxy.crash import crashed
-from flakeproxy.errors import FlakeproxyError
+from flakeproxy.errors import ConfigError, FlakeproxyError
 from flakeproxy.judging.cells import Context, judge_scenario
 from flakeproxy.judging.coverage import coverage, describe, scenario_coverage
 from flakeproxy.judging.scoring import score_contract
@@ -280,9 +280,18 @@ class ContractRun:
             self.result.shard = ShardInfo(
                 index=self.shard[0], count=self.shard[1], episodes=[e.id for e in plan.episodes]
             )
-        await self._scenarios(plan, runner, limit)
+        await self._matrix(plan, runner, limit)
         if self.shard is None:
             self._score()
+
+    async def _matrix(self, plan: Plan, runner: EpisodeRunner, limit: int) -> None:
+        """The plan's episodes, judged scenario by scenario; with adaptive replicas, in rounds (runner/adaptive)."""
+        if self.config.run.adaptive is None:
+            await self._scenarios(plan, runner, limit)
+            return
+        from flakeproxy.runner.adaptive import run_adaptive
+
+        await run_adaptive(self, plan, runner, limit)
 
     def _score(self) -> None:
         self.result.coverage = coverage(self.config, self._in_plan_order(), self.result.unattributed_journal)
@@ -323,6 +332,11 @@ async def run_contract_async(
 ) -> RunResult:
     try:
         check_runnable(config, config_path)
+        if shard is not None and config.run.adaptive is not None:
+            raise ConfigError(
+                "--shard needs a fixed run.replicas: adaptive replicas {min, max} decide what to run from verdicts "
+                "across the whole matrix; set run.replicas: N to shard, or run unsharded"
+            )
     except BaseException:
         if local is not None:
             await local.stop()

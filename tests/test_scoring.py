@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from flakeproxy import ConfigError
-from flakeproxy.judging.scoring import score_cells
-from flakeproxy.results import CellResult
+from flakeproxy.judging.scoring import exit_code, score_cells
+from flakeproxy.planning.pillars import combine
+from flakeproxy.results import CellResult, PillarResult
 
 
 def cell(severity: str, outcome: str, inv: str = "i", scenario: str = "s") -> CellResult:
@@ -118,3 +119,45 @@ def test_a_chaos_scenario_that_injected_nothing_fails_the_run() -> None:
     ]
     worked = idle.model_copy(update={"decided": 2, "applied": 2})
     assert score_cells([cell("low", "pass")], coverage=[worked]).verdict == "PASS"
+
+
+def test_inconclusive_is_left_out_of_the_score_and_listed() -> None:
+    cells = [cell("high", "pass"), cell("high", "fail", "j"), cell("high", "inconclusive", "k", "tool-down")]
+    score = score_cells(cells)
+    assert score.resilience == 50.0  # 2 / (2 + 2): the INCONCLUSIVE cell's weight counts on neither side
+    assert score.verdict == "PASS" and score.passed  # a non-critical one does not gate
+    assert score.inconclusive == ["high invariant k is INCONCLUSIVE in scenario tool-down: r"]
+    assert score.counts == {"pass": 1, "fail": 1, "inconclusive": 1}
+
+
+def test_a_critical_inconclusive_never_passes_and_a_failure_wins() -> None:
+    open_only = score_cells([cell("low", "pass"), cell("critical", "inconclusive", "c", "s")])
+    assert (open_only.verdict, open_only.passed, open_only.reasons) == ("INCONCLUSIVE", False, [])
+    assert open_only.inconclusive == ["critical invariant c (keeps the run from PASS) is INCONCLUSIVE in scenario s: r"]
+    assert exit_code(open_only.verdict) == 4
+    both = score_cells([cell("critical", "fail", "f"), cell("critical", "inconclusive", "c")])
+    assert both.verdict == "FAIL" and exit_code(both.verdict) == 1
+    gated = score_cells(
+        [cell("low", "pass"), cell("low", "inconclusive", "g")], weights={"g": (1.0, True), "i": (1.0, False)}
+    )
+    assert gated.verdict == "INCONCLUSIVE"
+
+
+def test_only_inconclusive_cells_are_not_scored_and_not_passed() -> None:
+    score = score_cells([cell("critical", "inconclusive"), cell("high", "not_applicable", "n")])
+    assert score.resilience is None and score.verdict == "INCONCLUSIVE"
+    assert [exit_code(v) for v in ("PASS", "FAIL", "INCONCLUSIVE", None)] == [0, 1, 4, 1]
+
+
+def test_ci_is_inconclusive_when_its_contract_is_and_nothing_else_failed() -> None:
+    def pillars() -> list[PillarResult]:
+        return [
+            PillarResult(name="contract", ran=True, score=None, weight=0.5, passed=False),
+            PillarResult(name="chaos", ran=True, score=90.0, weight=0.5, passed=True),
+        ]
+
+    ci = combine(pillars(), None, False, contract_open=True)
+    assert (ci.verdict, ci.passed, ci.reasons) == ("INCONCLUSIVE", False, [])
+    low = combine(pillars(), 95.0, False, contract_open=True)  # a missed minimum still fails
+    assert low.verdict == "FAIL" and low.reasons == ["overall 90.0 is below the minimum 95"]
+    assert combine(pillars(), None, False).verdict == "FAIL"

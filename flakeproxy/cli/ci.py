@@ -50,7 +50,9 @@ def ci(config_path: str, output: str | None, min_score: float | None, quiet: boo
     result = run_and_report(start, out, wanted, quiet)
     click.echo(render(result))
     say_written(out, wanted, [out / "mutations.json"] if config.mutations is not None else [])
-    raise SystemExit(0 if result.ci is not None and result.ci.passed else 1)
+    from flakeproxy.judging.scoring import exit_code
+
+    raise SystemExit(exit_code(result.ci.verdict if result.ci is not None else None))
 
 
 @click.command()

@@ -36,7 +36,7 @@ def validate_contract(config_path: str) -> None:
     click.echo(
         f"{config_path}: contract {plan.name!r} is valid: {plan.invariants} invariants x "
         f"{plan.scenarios} scenarios = {plan.cells} cells ({plan.not_applicable} not applicable by `when`); "
-        f"{plan.episodes} agent invocations"
+        f"{'at most ' if config.run.adaptive else ''}{plan.episodes} agent invocations"
     )
 
 
@@ -71,7 +71,9 @@ def _run(
 
 
 def _exit(result: RunResult) -> None:
-    raise SystemExit(0 if result.score is not None and result.score.passed else 1)
+    from flakeproxy.judging.scoring import exit_code
+
+    raise SystemExit(exit_code(result.score.verdict if result.score is not None else None))
 
 
 run_options = [
@@ -169,6 +171,6 @@ def score_command(
     """Run the contract and print the resilience score alone (e.g. 87.5); exit codes as `contract run`."""
     result, out, wanted = _run(config_path, output, seed, concurrency, quiet=True, formats=formats)
     assert result.score is not None
-    click.echo(f"{result.score.resilience:.1f}")
+    click.echo("not scored" if result.score.resilience is None else f"{result.score.resilience:.1f}")
     say_written(out, wanted)
     _exit(result)

@@ -25,6 +25,7 @@ def merge(config_path: str, shards: tuple[str, ...], output: str | None, formats
     into one results.json whose cells, score and exit code are those of the unsharded run. Refuses shards
     of another config or seed, an unfinished one, or a missing one (exit 2)."""
     from flakeproxy.cli.report import load_result
+    from flakeproxy.judging.scoring import exit_code
     from flakeproxy.planning.merge import merge as merge_shards
     from flakeproxy.reports.terminal import render
     from flakeproxy.runner.results_file import write
@@ -39,4 +40,4 @@ def merge(config_path: str, shards: tuple[str, ...], output: str | None, formats
     write_reports(out, wanted, merged)
     click.echo(render(merged))
     say_written(out, wanted)
-    raise SystemExit(0 if merged.score is not None and merged.score.passed else 1)
+    raise SystemExit(exit_code(merged.score.verdict if merged.score is not None else None))

@@ -56,10 +56,16 @@ def plan(
     config = load_config(config_path)
     summary = plan_contract(config, config_path)
     episodes = plan_episodes(config, has_reset(config)).episodes
+    adaptive = config.run.adaptive
+    episode_count = (
+        f"{len(episodes)} episodes at {config.run.replicas} replica(s)"
+        if adaptive is None
+        else f"{sum(e.replica < adaptive.min for e in episodes)} to {len(episodes)} episodes at {adaptive.min} to "
+        f"{adaptive.max} replicas (adaptive: more only where a cell is still open)"
+    )
     click.echo(
         f"{config_path}: {summary.cells} cells ({summary.invariants} invariants x {summary.scenarios} scenarios, "
-        f"{summary.not_applicable} not applicable), {len(episodes)} episodes at {config.run.replicas} "
-        f"replica(s), concurrency {config.run.concurrency}"
+        f"{summary.not_applicable} not applicable), {episode_count}, concurrency {config.run.concurrency}"
     )
     by_scenario = Counter(e.scenario or f"({e.purpose})" for e in episodes)
     for name, count in by_scenario.items():

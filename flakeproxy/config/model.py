@@ -85,10 +85,27 @@ class FlakeproxyConfig(StrictModel):
 
     @model_validator(mode="after")
     def _k_within_replicas(self) -> FlakeproxyConfig:
-        if self.scoring.replica_aggregation == "at_least_k" and self.scoring.k > self.run.replicas:
+        if self.scoring.replica_aggregation == "at_least_k" and self.scoring.k > self.run.max_replicas:
             raise CrossCheckError(
                 ("scoring", "k"),
-                f"k ({self.scoring.k}) is more than run.replicas ({self.run.replicas}): at_least_k could "
+                f"k ({self.scoring.k}) is more than run.replicas ({self.run.max_replicas}): at_least_k could "
                 "never pass; lower scoring.k or raise run.replicas",
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _min_pass_rate_read(self) -> FlakeproxyConfig:
+        scoring, adaptive = self.scoring, self.run.adaptive is not None
+        if adaptive and scoring.min_pass_rate is None:
+            raise CrossCheckError(
+                ("scoring", "min_pass_rate"),
+                "adaptive run.replicas {min, max} needs scoring.min_pass_rate: the pass rate its stopping rule "
+                "tells cells apart from (e.g. min_pass_rate: 0.8)",
+            )
+        if scoring.min_pass_rate is not None and scoring.replica_aggregation != "rate" and not adaptive:
+            raise CrossCheckError(
+                ("scoring", "min_pass_rate"),
+                f"min_pass_rate is only read by replica_aggregation: rate or adaptive run.replicas {{min, max}}, "
+                f"not {scoring.replica_aggregation} with fixed replicas; set one of them or remove min_pass_rate",
             )
         return self

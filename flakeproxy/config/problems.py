@@ -14,6 +14,9 @@ from flakeproxy.config.crosscheck import CrossCheckError
 from flakeproxy.config.yamlsource import Path, Source, format_path
 
 _TAGS = ("type", "mode")
+#: union members told apart by their shape (a callable Discriminator), named in loc by their Tag: a model with
+#: `shape_tag` (run.replicas: an int, or {min, max} tagged "adaptive")
+_SHAPE_TAGS = ("adaptive",)
 _BOUNDS = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=", "less_than": "<"}
 
 
@@ -44,8 +47,9 @@ def type_at(root: type[BaseModel], loc: Path) -> Any:
     for step in loc:
         tp = _unwrap(tp)
         if isinstance(tp, list):
-            models = [m for m in tp if isinstance(m, type) and issubclass(m, BaseModel)]
-            tp = next((m for m in models if step in _tag_values(m)), None)
+            members = [_unwrap(m) for m in tp]  # a shape-tagged member is Annotated with its Tag
+            models = [m for m in members if isinstance(m, type) and issubclass(m, BaseModel)]
+            tp = next((m for m in models if step in (*_tag_values(m), getattr(m, "shape_tag", None))), None)
             if tp is not None:
                 continue
             return None
@@ -100,6 +104,8 @@ def data_path(data: Any, loc: tuple[Any, ...]) -> Path:
     path: list[str | int] = []
     for step in loc:
         if isinstance(data, dict) and any(data.get(t) == step for t in _TAGS) and step not in data:
+            continue
+        if isinstance(data, dict) and step in _SHAPE_TAGS and step not in data:
             continue
         if (isinstance(data, dict) and step in data) or (
             isinstance(data, list) and isinstance(step, int) and step < len(data)

@@ -3,12 +3,40 @@
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Discriminator, Field, Tag, model_validator
 
 from flakeproxy.config.anchor import flat_weights
 from flakeproxy.config.base import HostPort, HttpUrl, StrictModel
+
+
+class AdaptiveReplicas(StrictModel):
+    """run.replicas: {min, max}: every cell gets `min` replicas; then only cells whose verdict is still open (by the
+    group-sequential rate rule of flakeproxy/judging/stats_sequential.py, at scoring.min_pass_rate) get more, in
+    rounds, until settled or `max`."""
+
+    shape_tag: ClassVar[str] = "adaptive"  # its Tag in Replicas (config/problems.py follows it in error paths)
+    min: int = Field(2, ge=1, le=1000, description="Replicas every cell gets before its first look.")
+    max: int = Field(30, ge=1, le=1000, description="The most replicas any cell gets.")
+    every: int = Field(1, ge=1, le=100, description="Replicas between looks (a round adds at most this many).")
+
+    @model_validator(mode="after")
+    def _min_within_max(self) -> AdaptiveReplicas:
+        if self.min > self.max:
+            raise ValueError(f"replicas min ({self.min}) is more than max ({self.max}); e.g. {{min: 2, max: 30}}")
+        return self
+
+
+def _replicas_kind(value: Any) -> str:
+    return "adaptive" if isinstance(value, dict | AdaptiveReplicas) else "fixed"
+
+
+#: an int (fixed), or {min, max} (adaptive); the tag keeps a wrong value's error to the shape it was written in
+Replicas = Annotated[
+    Annotated[int, Tag("fixed"), Field(ge=1, le=100)] | Annotated[AdaptiveReplicas, Tag("adaptive")],
+    Discriminator(_replicas_kind),
+]
 
 
 class RunConfig(StrictModel):
@@ -20,7 +48,11 @@ class RunConfig(StrictModel):
         description="Episodes run at once (of any scenarios); needs run.attribution (else one at a time). "
         "With attribution: slots, at most one per slot.",
     )
-    replicas: int = Field(1, ge=1, le=100, description="Times each episode (prompt x scenario) runs.")
+    replicas: Replicas = Field(
+        1,
+        description="Times each episode (prompt x scenario) runs; or {min, max} (adaptive): more replicas only "
+        "where a cell's verdict is still open (needs scoring.min_pass_rate).",
+    )
     isolation: Literal["episode", "cell"] = Field(
         "episode",
         description="episode: every invariant judges the same invocations (one paid agent run per answer); "
@@ -37,6 +69,20 @@ class RunConfig(StrictModel):
     workspace: str | None = Field(
         None, description="The agent's working directory, for file and command checks (relative: to the config file)."
     )
+
+    @property
+    def adaptive(self) -> AdaptiveReplicas | None:
+        return self.replicas if isinstance(self.replicas, AdaptiveReplicas) else None
+
+    @property
+    def min_replicas(self) -> int:
+        """The replicas every cell gets: N, or the adaptive minimum."""
+        return self.replicas.min if isinstance(self.replicas, AdaptiveReplicas) else self.replicas
+
+    @property
+    def max_replicas(self) -> int:
+        """The most replicas a cell can get: N, or the adaptive maximum."""
+        return self.replicas.max if isinstance(self.replicas, AdaptiveReplicas) else self.replicas
 
 
 class ScoringWeights(StrictModel):
@@ -76,19 +122,34 @@ class ScoringConfig(StrictModel):
     min_overall: float | None = Field(
         None, ge=0.0, le=100.0, description="flakeproxy ci fails when the overall score (0-100) is below this."
     )
-    replica_aggregation: Literal["all", "majority", "mean", "at_least_k", "pass_at_k"] = "all"
+    replica_aggregation: Literal["all", "majority", "mean", "at_least_k", "pass_at_k", "rate"] = Field(
+        "all",
+        description="How a cell's replicas combine. rate (with min_pass_rate): PASS when the exact "
+        "(Clopper-Pearson) interval of its pass rate is at or above min_pass_rate, FAIL when below, else "
+        "INCONCLUSIVE.",
+    )
     k: int = Field(1, ge=1, description="For at_least_k and pass_at_k.")
+    min_pass_rate: float | None = Field(
+        None, gt=0.0, lt=1.0, description="For replica_aggregation: rate: the pass rate a cell must be shown to reach."
+    )
     confidence: float = Field(
         0.95,
         gt=0.5,
         lt=1.0,
-        description="The confidence of each replicated cell's pass-rate interval (Wilson score interval).",
+        description="The confidence of each replicated cell's pass-rate interval (Wilson score interval; "
+        "exact Clopper-Pearson under the rate rule, whose false-verdict risk per cell is (1 - confidence) / 2).",
     )
 
     @model_validator(mode="before")
     @classmethod
     def _flat_weights(cls, value: Any) -> Any:
         return flat_weights(value)
+
+    @model_validator(mode="after")
+    def _rate_needs_threshold(self) -> ScoringConfig:
+        if self.replica_aggregation == "rate" and self.min_pass_rate is None:
+            raise ValueError("replica_aggregation: rate needs scoring.min_pass_rate (e.g. min_pass_rate: 0.8)")
+        return self
 
 
 class SqlService(StrictModel):

@@ -15,8 +15,10 @@ from typing import Any
 from flakeproxy.config import FlakeproxyConfig, Scenario
 from flakeproxy.config.warnings import ATTRIBUTION_FIX, attribution_fix
 from flakeproxy.invariants.base import Invariant
+from flakeproxy.judging.adaptive import design_of, replica_state
 from flakeproxy.judging.replicas import aggregate_replicas, pass_at_k, pass_hat_k
-from flakeproxy.judging.stats import wilson
+from flakeproxy.judging.stats import rate_verdict, wilson
+from flakeproxy.judging.stats_sequential import CellState
 from flakeproxy.judging.verdict import Observation, Verdict
 from flakeproxy.planning.plan import prompts_of
 from flakeproxy.results import CellResult, Episode, EpisodeVerdict, Outcome
@@ -207,31 +209,70 @@ def _replicas(
     counted = [(o, s) for (o, _), s in zip(per, scores, strict=True) if o != "not_applicable"]
     if not counted:
         return cell_result(invariant, scenario, "not_applicable", per[0][1], verdicts=verdicts, **rest)
-    if len(replicas) == 1:
+    scoring = config.scoring
+    if len(replicas) == 1 and scoring.replica_aggregation != "rate" and config.run.adaptive is None:
         outcome, reason = per[0]
         return cell_result(invariant, scenario, outcome, reason, verdicts=verdicts, score=round(scores[0], 4), **rest)
-    scoring = config.scoring
     outcomes: list[Outcome] = [o for o, _ in counted]
-    outcome, summary = aggregate_replicas(outcomes, [s for _, s in counted], scoring.replica_aggregation, scoring.k)
+    outcome, summary, stats = replica_verdict(outcomes, [s for _, s in counted], config)
     first_bad = next((r for o, r in per if o not in ("pass", "not_applicable")), "-")
-    n, c = len(outcomes), outcomes.count("pass")
-    interval = wilson(c, n, scoring.confidence)
     return cell_result(
         invariant,
         scenario,
         outcome,
         f"{summary}; first non-pass: {first_bad}",
         verdicts=verdicts,
-        score=round(sum(s for _, s in counted) / n, 4),
+        score=round(sum(s for _, s in counted) / len(outcomes), 4),
         replicas=outcomes,
         flaky=len(set(outcomes)) > 1,
-        pass_at_k=pass_at_k(n, c, scoring.k),
-        pass_hat_k=pass_hat_k(n, c, scoring.k),
-        pass_rate=round(c / n, 4),
-        pass_rate_low=round(interval.low, 4),
-        pass_rate_high=round(interval.high, 4),
+        **stats,
         **rest,
     )
+
+
+def replica_verdict(
+    outcomes: list[Outcome], scores: list[float], config: FlakeproxyConfig
+) -> tuple[Outcome, str, dict[str, Any]]:
+    """The cell's outcome over its replicas by scoring.replica_aggregation, and its pass-rate fields: the Wilson
+    interval, or under the rate rule the exact one (errors count as not passed). With adaptive replicas the
+    rate rule's verdict is the sequential rule's (see adaptive_verdict)."""
+    scoring, n, c = config.scoring, len(outcomes), outcomes.count("pass")
+    extra: dict[str, Any] = {}
+    if (design := design_of(config)) is not None:
+        state = replica_state(outcomes, design)
+        extra["settled_at"] = state.replicas if state.settled else None
+    if scoring.replica_aggregation == "rate":
+        assert scoring.min_pass_rate is not None  # the config's validator sees to it
+        rated = rate_verdict(c, n, scoring.min_pass_rate, scoring.confidence)
+        found, summary = (rated.outcome, rated.reason) if design is None else adaptive_verdict(state)
+        # a FAIL shown only by replicas that could not be judged is ERROR, as under the other rules
+        outcome: Outcome = "error" if found == "fail" and "fail" not in outcomes else found
+        summary, interval = f"{summary} (rate)", rated.interval
+    else:
+        outcome, summary = aggregate_replicas(outcomes, scores, scoring.replica_aggregation, scoring.k)
+        interval = wilson(c, n, scoring.confidence)
+    return (
+        outcome,
+        summary,
+        {
+            "pass_at_k": pass_at_k(n, c, scoring.k),
+            "pass_hat_k": pass_hat_k(n, c, scoring.k),
+            "pass_rate": round(c / n, 4),
+            "pass_rate_low": round(interval.low, 4),
+            "pass_rate_high": round(interval.high, 4),
+            "pass_rate_interval": interval.method,
+            "pass_rate_confidence": interval.confidence,
+            **extra,
+        },
+    )
+
+
+def adaptive_verdict(state: CellState) -> tuple[Outcome, str]:
+    """The rate rule under adaptive replicas: the sequential rule's verdict; a cell still open at the end (its
+    scenario reached max with replicas that were n/a, or the run stopped) is INCONCLUSIVE."""
+    if state.outcome is not None:
+        return state.outcome, state.reason
+    return "inconclusive", f"{state.reason}, but no more replicas ran"
 
 
 def judge_scenario(scenario: Scenario, episodes: list[Episode], ctx: Context) -> list[CellResult]:

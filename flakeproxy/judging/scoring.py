@@ -19,7 +19,7 @@ def composite(
 
     None when no weighted invariant applies in the scenario (there is nothing to average, which is not 0).
     """
-    judged = [c for c in cells if c.outcome != "not_applicable"]
+    judged = [c for c in cells if c.outcome not in ("not_applicable", "inconclusive")]
     if not any(weights[c.invariant][0] > 0 or weights[c.invariant][1] for c in judged):
         return None
     gates = [c.invariant for c in judged if weights[c.invariant][1] and c.score < 1.0]
@@ -38,20 +38,23 @@ def score_cells(
 ) -> Score:
     """score = Σ(passed * weight) / Σ(applicable * weight) * 100, weights critical 3, high 2, medium 1, low 1.
 
-    Not-applicable cells are left out; errors count as not passed. Any critical cell that failed or could
-    not be judged makes the contract FAIL whatever the number; so does a score below min_resilience.
+    Not-applicable and INCONCLUSIVE cells are left out (an INCONCLUSIVE cell showed neither a pass nor a
+    failure; it is listed in `inconclusive`); errors count as not passed. Any critical cell that failed or could
+    not be judged makes the contract FAIL whatever the number; so does a score below min_resilience. Nothing
+    failed but a critical or gate cell INCONCLUSIVE: the verdict is INCONCLUSIVE (exit 4), never PASS.
     An empty matrix, or one where nothing applies, is an error (never a 100% pass). A chaos scenario that
     injected nothing makes the run FAIL: it tested nothing it claims to. Composites are computed only when
     `weights` is given (the caller passes it when weights, gates or pass_threshold are set).
     """
     cells = list(cells)
     counts = Counter(c.outcome for c in cells)
-    applicable = [c for c in cells if c.outcome != "not_applicable"]
-    if not applicable:
+    open_cells = [c for c in cells if c.outcome == "inconclusive"]
+    applicable = [c for c in cells if c.outcome not in ("not_applicable", "inconclusive")]
+    if not applicable and not open_cells:
         raise ConfigError("no cell of the contract applies to any scenario (check `when`); nothing was judged")
     total = sum(SEVERITY_WEIGHTS[c.severity] for c in applicable)
     won = sum(SEVERITY_WEIGHTS[c.severity] for c in applicable if c.outcome == "pass")
-    resilience = round(won / total * 100, 2)
+    resilience = round(won / total * 100, 2) if total else None
     reasons = [
         f"critical invariant {c.invariant} {'failed' if c.outcome == 'fail' else 'could not be judged'} "
         f"in scenario {c.scenario}: {c.reason}"
@@ -61,7 +64,7 @@ def score_cells(
     for cov in coverage:
         if cov.injected_nothing:
             reasons.append(f"scenario {cov.scenario} injected nothing: no fault changed what the agent received")
-    if min_resilience is not None and resilience < min_resilience:
+    if min_resilience is not None and resilience is not None and resilience < min_resilience:
         reasons.append(f"resilience {resilience} is below scoring.min_resilience {min_resilience}")
     composites: dict[str, Composite] = {}
     if weights is not None:
@@ -74,15 +77,32 @@ def score_cells(
                 reasons.append(f"gate {', '.join(part.gate_failed)} failed in scenario {scenario}: composite 0")
             elif not part.passed:
                 reasons.append(f"composite {part.composite} < scoring.pass_threshold {pass_threshold} in {scenario}")
-    ok = not reasons
+    gates = {i for i, (_, gate) in (weights or {}).items() if gate}
+    blocking = [c for c in open_cells if c.severity == "critical" or c.invariant in gates]
+    ok = not reasons and not blocking
     return Score(
         resilience=resilience,
         composite=composites,
         passed=ok,
-        verdict="PASS" if ok else "FAIL",
+        verdict="PASS" if ok else "FAIL" if reasons else "INCONCLUSIVE",
         reasons=reasons,
+        inconclusive=[inconclusive_line(c, c in blocking) for c in open_cells],
         counts=dict(counts),
     )
+
+
+def inconclusive_line(cell: CellResult, blocking: bool) -> str:
+    what = f"{cell.severity} invariant {cell.invariant}" + (" (keeps the run from PASS)" if blocking else "")
+    return f"{what} is INCONCLUSIVE in scenario {cell.scenario}: {cell.reason}"
+
+
+#: the exit code of each verdict: 4 says "nothing failed, but too few replicas to pass" (see cli/main.py)
+EXIT_CODES = {"PASS": 0, "FAIL": 1, "INCONCLUSIVE": 4}
+
+
+def exit_code(verdict: str | None) -> int:
+    """0 PASS, 4 INCONCLUSIVE, 1 otherwise (FAIL, or no verdict: an incomplete run)."""
+    return EXIT_CODES.get(verdict or "FAIL", 1)
 
 
 def score_contract(config: FlakeproxyConfig, cells: list[CellResult], coverage: list[ScenarioCoverage]) -> Score:

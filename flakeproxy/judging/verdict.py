@@ -7,7 +7,8 @@ from typing import Any, Literal
 
 from flakeproxy.telemetry.spans import AgentSpan
 
-Outcome = Literal["pass", "fail", "error", "not_applicable"]
+#: inconclusive is a cell's outcome under the rate rule (too few replicas to tell); no invariant returns it
+Outcome = Literal["pass", "fail", "error", "not_applicable", "inconclusive"]
 
 
 @dataclass(frozen=True)

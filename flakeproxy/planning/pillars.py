@@ -122,8 +122,12 @@ def chaos_pillar(config: FlakeproxyConfig, scenario: Scenario, episodes: dict[st
     return result
 
 
-def combine(pillars: list[PillarResult], min_overall: float | None, contract_passed: bool | None) -> CiResult:
-    """The overall score over the pillars that ran, absent pillars' weights spread in proportion."""
+def combine(
+    pillars: list[PillarResult], min_overall: float | None, contract_passed: bool | None, contract_open: bool = False
+) -> CiResult:
+    """The overall score over the pillars that ran, absent pillars' weights spread in proportion. contract_open:
+    the contract was INCONCLUSIVE (nothing failed, a critical cell unsettled): ci is INCONCLUSIVE unless
+    something else failed."""
     ran = [p for p in pillars if p.ran and p.score is not None]
     total = sum(p.weight for p in ran)
     reasons: list[str] = []
@@ -140,9 +144,9 @@ def combine(pillars: list[PillarResult], min_overall: float | None, contract_pas
     if overall is None:
         reasons.append("no pillar could be scored")
     for pillar in pillars:
-        if pillar.ran and pillar.score is None:
+        if pillar.ran and pillar.score is None and not (contract_open and pillar.name == "contract"):
             reasons.append(f"{pillar.name} pillar could not be scored: {pillar.summary}")
-    if contract_passed is False:
+    if contract_passed is False and not contract_open:
         reasons.append("the contract failed (see its reasons)")
     if overall is not None and min_overall is not None and overall < min_overall:
         reasons.append(f"overall {overall} is below the minimum {min_overall:g}")
@@ -151,7 +155,7 @@ def combine(pillars: list[PillarResult], min_overall: float | None, contract_pas
         overall=overall,
         redistribution=note,
         min_overall=min_overall,
-        passed=not reasons,
-        verdict="PASS" if not reasons else "FAIL",
+        passed=not reasons and not contract_open,
+        verdict="FAIL" if reasons else "INCONCLUSIVE" if contract_open else "PASS",
         reasons=reasons,
     )

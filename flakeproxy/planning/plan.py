@@ -84,7 +84,7 @@ def plan_episodes(config: FlakeproxyConfig, has_reset: bool) -> Plan:
             if not scenario.applies(invariant.when):
                 continue
             for prompt in prompts_of(config, invariant):
-                for replica in range(config.run.replicas):
+                for replica in range(config.run.max_replicas):
                     build.add(scenario.name, prompt, replica, invariant=invariant.id if cell_mode else None)
     baselines = _baselines(config, build)
     check = _stateful_check(config, build, has_reset)
@@ -108,7 +108,7 @@ def _baselines(config: FlakeproxyConfig, build: _Builder) -> dict[tuple[str, int
         if not invariant.uses_baseline or getattr(invariant, "baseline", None) != "auto":
             continue
         for prompt in prompts_of(config, invariant):
-            for replica in range(config.run.replicas):
+            for replica in range(config.run.max_replicas):
                 found = [
                     e
                     for e in build.episodes

@@ -31,6 +31,8 @@ def render_ci(result: RunResult) -> str:
     gap = cannot_fail(result)
     lines.append(f"overall {overall}{minimum}  {ci.verdict}" + (f"; {gap}" if gap else ""))
     lines += [f"  - {reason}" for reason in ci.reasons]
+    if ci.verdict == "INCONCLUSIVE" and result.score is not None:
+        lines += [f"  ? {line}" for line in result.score.inconclusive]
     if not ci.passed:
         lines.append(f"reproduce: the same config with run.seed: {result.seed} sends the same mutations and faults")
     return "\n".join(lines)

@@ -11,7 +11,13 @@ from urllib.parse import urlsplit
 from flakeproxy.judging.coverage import count_coverage
 from flakeproxy.results import CellResult, Episode, RunResult, ScenarioCoverage
 
-OUTCOME_WORD = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "not_applicable": "n/a"}
+OUTCOME_WORD = {
+    "pass": "PASS",
+    "fail": "FAIL",
+    "error": "ERROR",
+    "not_applicable": "n/a",
+    "inconclusive": "INCONCLUSIVE",
+}
 
 
 def replay_only(result: RunResult) -> bool:
@@ -139,18 +145,44 @@ class Counts:
     @classmethod
     def of(cls, cells: list[CellResult]) -> Counts:
         n = Counter(c.outcome for c in cells)
-        return cls(len(cells), n["fail"], n["error"], n["not_applicable"])
+        return cls(len(cells), n["fail"], n["error"], n["not_applicable"] + n["inconclusive"])
 
 
 def problems(result: RunResult) -> list[CellResult]:
-    """Failed cells first, then the ones that errored, in matrix order."""
-    order = {"fail": 0, "error": 1}
+    """Failed cells first, then the ones that errored, then the INCONCLUSIVE ones, in matrix order."""
+    order = {"fail": 0, "error": 1, "inconclusive": 2}
     return sorted((c for c in result.cells if c.outcome in order), key=lambda c: order[c.outcome])
 
 
 def agent_error(result: RunResult, cell: CellResult) -> str | None:
     """The first agent error among the cell's episodes (an error cell caused by the agent, not the judge)."""
     return next((e.error for e in episodes_of(result, cell) if e.error), None)
+
+
+def replicated(result: RunResult) -> list[CellResult]:
+    """The cells judged over several replicas (they carry a pass rate and its interval), in matrix order."""
+    return [c for c in result.cells if c.pass_rate is not None]
+
+
+def interval_name(cells: list[CellResult]) -> str:
+    """How the intervals were computed: `Wilson 95%`, `exact (Clopper-Pearson) 95%`, or both named."""
+    names = {"wilson": "Wilson", "clopper_pearson": "exact (Clopper-Pearson)"}
+    kinds = sorted({(names[c.pass_rate_interval or "wilson"], c.pass_rate_confidence or 0.95) for c in cells})
+    return ", ".join(f"{name} {confidence * 100:g}%" for name, confidence in kinds)
+
+
+def rate_facts(cell: CellResult) -> dict[str, str]:
+    """A replicated cell's pass rate, its interval's bounds, pass@k and pass^k, as text (JUnit properties)."""
+    values = {
+        "replicas": " ".join(cell.replicas),
+        "pass_rate": cell.pass_rate,
+        "pass_rate_low": cell.pass_rate_low,
+        "pass_rate_high": cell.pass_rate_high,
+        "interval": interval_name([cell]),
+        "pass_at_k": cell.pass_at_k,
+        "pass_hat_k": cell.pass_hat_k,
+    }
+    return {name: f"{value:.4f}" if isinstance(value, float) else str(value) for name, value in values.items()}
 
 
 def rate_interval(cell: CellResult, lead: str = ",") -> str:

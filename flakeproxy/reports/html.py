@@ -54,10 +54,19 @@ def _header(result: RunResult) -> str:
 
 def _reasons(result: RunResult) -> str:
     reasons = [*(result.ci.reasons if result.ci else []), *(result.score.reasons if result.score else [])]
-    if not reasons:
-        return ""
-    items = "".join(f"<li>{esc(r)}</li>" for r in reasons)
-    return f'<h2 id="why">Why it failed</h2><ul class="reasons">{items}</ul>'
+    unsettled = result.score.inconclusive if result.score else []
+    out = ""
+    if reasons:
+        items = "".join(f"<li>{esc(r)}</li>" for r in reasons)
+        out += f'<h2 id="why">Why it failed</h2><ul class="reasons">{items}</ul>'
+    if unsettled:
+        items = "".join(f"<li>{esc(r)}</li>" for r in unsettled)
+        out += (
+            '<h2 id="inconclusive">Inconclusive: too few replicas to tell</h2><p class="muted">Left out of the '
+            "score like n/a; a critical one keeps the run from PASS (exit 4). More replicas can settle them.</p>"
+            f'<ul class="reasons">{items}</ul>'
+        )
+    return out
 
 
 def _pillars(result: RunResult) -> str:
@@ -130,7 +139,13 @@ def _matrix(result: RunResult) -> str:
         rows.append(f'<tr><th scope="row" class="inv">{esc(inv)}</th>{"".join(tds)}</tr>')
     legend = "".join(
         f'<span class="badge o-{o}">{w}</span>'
-        for o, w in (("pass", "PASS"), ("fail", "FAIL"), ("error", "ERROR: could not judge"), ("not_applicable", "n/a"))
+        for o, w in (
+            ("pass", "PASS"),
+            ("fail", "FAIL"),
+            ("error", "ERROR: could not judge"),
+            ("inconclusive", "INCONCLUSIVE: too few replicas to tell"),
+            ("not_applicable", "n/a"),
+        )
     )
     counts = result.score.counts if result.score is not None else {}
     tally = " · ".join(f"{facts.OUTCOME_WORD.get(k, k)} {v}" for k, v in counts.items())
@@ -200,7 +215,7 @@ def _cells(result: RunResult) -> str:
     if facts.replay_only(result) and not result.cells:
         return ""
     anchors = episode_anchors(result)
-    order = {"fail": 0, "error": 1, "pass": 2}
+    order = {"fail": 0, "error": 1, "inconclusive": 2, "pass": 3}
     judged = [
         cell_detail(result, n, c, anchors)
         for n, c in sorted(enumerate(result.cells), key=lambda nc: order.get(nc[1].outcome, 3))

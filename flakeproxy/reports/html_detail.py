@@ -91,7 +91,7 @@ def cell_detail(result: RunResult, index: int, cell: CellResult, anchors: dict[s
             )
         )
     verdicts = "".join(_verdict(v, episodes.get(v.episode), anchors) for v in cell.verdicts)
-    opened = " open" if cell.outcome in ("fail", "error") else ""
+    opened = " open" if cell.outcome in ("fail", "error", "inconclusive") else ""
     return (
         f'<details class="cell" id="{cell_anchor(index)}"{opened}><summary>{outcome_badge(cell.outcome)} '
         f"<h3>{esc(cell.invariant)}</h3> <span class=muted>in</span> <b>{esc(cell.scenario)}</b></summary>"

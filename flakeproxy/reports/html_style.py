@@ -3,10 +3,11 @@
 CSS = """
 :root{--bg:#fff;--fg:#1d232b;--muted:#5b6673;--line:#dde2e8;--card:#f6f8fa;--code:#f0f2f5;
 --pass:#1f8a4c;--pass-bg:#dcf5e4;--fail:#c4302b;--fail-bg:#fde0de;--error:#a35f00;--error-bg:#fff0cc;
---na:#6b7480;--na-bg:#eceff2;--link:#0b63c4}
+--na:#6b7480;--na-bg:#eceff2;--open:#5b3fb0;--open-bg:#ece6fb;--link:#0b63c4}
 @media (prefers-color-scheme:dark){:root{--bg:#0f1318;--fg:#e3e8ee;--muted:#9aa6b2;--line:#2a323c;
 --card:#171d24;--code:#1c232b;--pass:#4cc47f;--pass-bg:#133824;--fail:#ff6b63;--fail-bg:#4a1716;
---error:#f2b84b;--error-bg:#432f08;--na:#8d98a4;--na-bg:#232a33;--link:#6cb2ff}}
+--error:#f2b84b;--error-bg:#432f08;--na:#8d98a4;--na-bg:#232a33;--open:#b9a6ff;--open-bg:#2c2347;
+--link:#6cb2ff}}
 *{box-sizing:border-box}
 body{margin:0;background:var(--bg);color:var(--fg);font:15px/1.5 system-ui,-apple-system,"Segoe UI",
 Roboto,"DejaVu Sans",sans-serif}
@@ -21,11 +22,12 @@ margin:.3rem 0;max-height:24rem;overflow:auto}
 .top{display:flex;flex-wrap:wrap;gap:16px 28px;align-items:center;padding:18px 20px;border-radius:10px;
 background:var(--card);border:1px solid var(--line);border-left:8px solid var(--na)}
 .top.v-PASS{border-left-color:var(--pass)}.top.v-FAIL{border-left-color:var(--fail)}
-.top.v-INCOMPLETE{border-left-color:var(--error)}
+.top.v-INCOMPLETE{border-left-color:var(--error)}.top.v-INCONCLUSIVE{border-left-color:var(--open)}
 .verdict{font-size:2rem;font-weight:800;letter-spacing:.04em;padding:4px 16px;border-radius:8px}
 .v-PASS .verdict{color:var(--pass);background:var(--pass-bg)}
 .v-FAIL .verdict{color:var(--fail);background:var(--fail-bg)}
 .v-INCOMPLETE .verdict{color:var(--error);background:var(--error-bg)}
+.v-INCONCLUSIVE .verdict{color:var(--open);background:var(--open-bg)}
 .score b{font-size:2rem;display:block;line-height:1.1}
 .score span,.meta,.muted{color:var(--muted)}
 .meta{font-size:.85rem;margin:.2rem 0 0;overflow-wrap:anywhere}
@@ -47,6 +49,7 @@ table.matrix{width:auto;min-width:100%}
 font-weight:700;font-size:.8rem;text-decoration:none}
 .o-pass{color:var(--pass);background:var(--pass-bg)}.o-fail{color:var(--fail);background:var(--fail-bg)}
 .o-error{color:var(--error);background:var(--error-bg)}.o-not_applicable{color:var(--na);background:var(--na-bg)}
+.o-inconclusive{color:var(--open);background:var(--open-bg)}
 .o-missing{color:var(--na);background:repeating-linear-gradient(45deg,var(--na-bg) 0 6px,transparent 6px 12px)}
 .badge{display:inline-block;padding:1px 8px;border-radius:999px;font-size:.75rem;font-weight:700;
 white-space:nowrap}

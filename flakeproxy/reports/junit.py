@@ -58,6 +58,11 @@ def _testcase(result: RunResult, cell: CellResult) -> ET.Element:
         child.text = _evidence(result, cell)
     elif cell.outcome == "not_applicable":
         ET.SubElement(case, "skipped", message=message)
+    elif cell.outcome == "inconclusive":  # neither a pass nor a failure shown: skipped, with why
+        ET.SubElement(case, "skipped", message=clean(f"INCONCLUSIVE: {cell.reason}"), type="inconclusive")
+    if cell.pass_rate is not None:  # the schema CI servers read has no properties on a testcase: say it here
+        rates = facts.rate_interval(cell, "").strip()
+        ET.SubElement(case, "system-out").text = clean(f"{rates}, pass@k {cell.pass_at_k}, pass^k {cell.pass_hat_k}")
     return case
 
 
@@ -83,6 +88,9 @@ def _properties(result: RunResult, scenario: str) -> ET.Element:
     ]
     if result.interrupted_by:
         values.append(("interrupted_by", result.interrupted_by))
+    for cell in facts.replicated(result):  # cell.<invariant>.pass_rate, ..._low, ..._high, pass_at_k, pass_hat_k
+        if cell.scenario == scenario:
+            values += [(f"cell.{cell.invariant}.{name}", v) for name, v in facts.rate_facts(cell).items()]
     for name, value in values:
         ET.SubElement(props, "property", name=name, value=clean(value))
     return props

@@ -27,7 +27,7 @@ def escape(text: object, limit: int = MAX_REASON) -> str:
 
 def _headline(result: RunResult) -> list[str]:
     verdict = facts.verdict(result)
-    icon = {"PASS": "✅", "FAIL": "❌"}.get(verdict, "⚠️")
+    icon = {"PASS": "✅", "FAIL": "❌", "INCONCLUSIVE": "❔"}.get(verdict, "⚠️")
     number, label = facts.headline(result)
     lines = [
         f"## {icon} flakeproxy: {escape(facts.title(result), 120)}: **{verdict}**",
@@ -101,11 +101,37 @@ def _replays(result: RunResult) -> list[str]:
     return lines
 
 
+def _rates(result: RunResult) -> list[str]:
+    """Cells judged over replicas: their pass rate with its interval, pass@k and pass^k."""
+    cells = facts.replicated(result)
+    if not cells:
+        return []
+    lines = [
+        "",
+        f"**Pass rates over replicas** (interval: {facts.interval_name(cells)})",
+        "",
+        "| | invariant | scenario | passed | pass rate [interval] | pass@k | pass^k |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for c in cells[:MAX_ROWS]:
+        rate = facts.rate_interval(c, "").removeprefix(" pass rate ")
+        lines.append(
+            f"| {facts.OUTCOME_WORD[c.outcome]} | {escape(c.invariant, 80)} | {escape(c.scenario, 80)} "
+            f"| {c.replicas.count('pass')}/{len(c.replicas)} | {rate} | {c.pass_at_k} | {c.pass_hat_k} |"
+        )
+    if len(cells) > MAX_ROWS:
+        lines.append(f"\n…and {len(cells) - MAX_ROWS} more in report.html.")
+    return lines
+
+
 def render(result: RunResult) -> str:
-    lines = _headline(result) + _pillars(result) + _replays(result) + _problems(result)
+    lines = _headline(result) + _pillars(result) + _replays(result) + _problems(result) + _rates(result)
     if result.score is not None and result.score.reasons and not result.score.passed:
         lines += ["", "**Why it failed**", ""]
         lines += [f"- {escape(reason)}" for reason in result.score.reasons[:MAX_ROWS]]
+    if result.score is not None and result.score.inconclusive:
+        lines += ["", "**Inconclusive** (too few replicas to tell; left out of the score like n/a):", ""]
+        lines += [f"- {escape(line)}" for line in result.score.inconclusive[:MAX_ROWS]]
     silent = [c.scenario for c in facts.coverage(result) if c.injected_nothing]
     if silent:
         lines += [

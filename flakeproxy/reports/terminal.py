@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from flakeproxy.reports.facts import cannot_fail, interruption, rate_interval
+from flakeproxy.reports.facts import cannot_fail, interruption, rate_interval, score_text
 from flakeproxy.results import RunResult
 from flakeproxy.safe_text import visible
 
-SYMBOL = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "not_applicable": "n/a"}
+SYMBOL = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "not_applicable": "n/a", "inconclusive": "INCONCLUSIVE"}
 
 
 def coverage_lines(result: RunResult) -> list[str]:
@@ -48,7 +48,9 @@ def render(result: RunResult) -> str:
 def _contract(result: RunResult) -> str:
     cells = {(c.invariant, c.scenario): c for c in result.cells}
     first = max([len("invariant"), *(len(i) for i in result.invariants)])
-    widths = [max(len(s), 5) for s in result.scenarios]
+    widths = [
+        max(len(s), 5, *(len(SYMBOL[c.outcome]) for c in result.cells if c.scenario == s)) for s in result.scenarios
+    ]
     lines = [f"contract {result.contract!r}, seed {result.seed}", ""]
     lines.append(
         "  ".join([f"{'invariant':<{first}}", *(f"{s:<{w}}" for s, w in zip(result.scenarios, widths, strict=True))])
@@ -59,11 +61,13 @@ def _contract(result: RunResult) -> str:
             cell = cells.get((inv, scenario))
             row.append(f"{SYMBOL[cell.outcome] if cell else '-':<{width}}")
         lines.append("  ".join(row).rstrip())
-    problems = [c for c in result.cells if c.outcome in ("fail", "error")]
+    problems = [c for c in result.cells if c.outcome in ("fail", "error", "inconclusive")]
     if problems:
         lines.append("")
         for c in problems:
             lines.append(f"{SYMBOL[c.outcome]:<5} {c.invariant} in {c.scenario} [{c.severity}]: {c.reason}")
+            if c.outcome == "inconclusive":
+                lines.append(f"      {rate_interval(c, '').strip()}; more replicas can settle it")
     lines += ["", *coverage_lines(result)]
     if result.score is not None:
         score = result.score
@@ -79,9 +83,14 @@ def _contract(result: RunResult) -> str:
             parts = ", ".join(f"{name} {part.composite:.2f}" for name, part in score.composite.items())
             lines.append(f"composite score by scenario: {parts}")
         gap = cannot_fail(result) if result.ci is None else None  # ci says it on its own overall line
-        lines.append(f"resilience score {score.resilience:.1f}%  {score.verdict}" + (f"; {gap}" if gap else ""))
+        lines.append(f"resilience score {score_text(result)}  {score.verdict}" + (f"; {gap}" if gap else ""))
         lines += [f"  - {reason}" for reason in score.reasons]
-        if not score.passed:
+        lines += [f"  ? {line}" for line in score.inconclusive]
+        if score.verdict == "INCONCLUSIVE":
+            lines.append(
+                "settle it: more replicas (run.replicas, or {min, max}); flakeproxy plan --min-pass-rate says how many"
+            )
+        elif not score.passed:
             lines.append(f"reproduce: the same config with run.seed: {result.seed} replays the same faults")
     note = interruption(result)
     if note:

@@ -137,3 +137,18 @@ def test_plan_prints_episodes_and_replicas(tmp_path: Path) -> None:
     assert "2 cells (1 invariants x 2 scenarios, 0 not applicable), 6 episodes at 3 replica(s)" in lines[0]
     assert "no rule can PASS a cell with fewer than 36 replicas" in done.stdout  # 0.9^36 < 0.025 <= 0.9^35
     assert "a cell passing 50% of the time: FAIL with 80% power needs" in done.stdout
+
+
+def test_plan_of_adaptive_replicas_prints_the_range_of_episodes(tmp_path: Path) -> None:
+    adaptive = {"replicas": {"min": 2, "max": 30}}
+    with world(tmp_path, invariants=[INVARIANT], matrix=[{"name": "calm"}, {"name": "x"}], run=adaptive) as w:
+        w.data["scoring"] = {"replica_aggregation": "rate", "min_pass_rate": 0.8}
+        w.config.write_text(yaml.safe_dump(w.data))
+        done = subprocess.run(
+            [sys.executable, "-m", "flakeproxy", "plan", "-c", str(w.config)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 0, done.stderr
+    assert "4 to 60 episodes at 2 to 30 replicas (adaptive: more only where a cell is still open)" in done.stdout

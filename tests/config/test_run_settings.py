@@ -27,6 +27,47 @@ def test_at_least_k_more_than_replicas_is_a_config_error() -> None:
     assert parse_config(ok, "f.yaml").scoring.k == 2
 
 
+@pytest.mark.parametrize(
+    ("scoring", "message"),
+    [
+        ("  replica_aggregation: rate\n", r"line \d+: scoring: replica_aggregation: rate needs scoring.min_pass_rate"),
+        (
+            "  min_pass_rate: 0.8\n",
+            r"scoring.min_pass_rate: min_pass_rate is only read by replica_aggregation: rate or adaptive",
+        ),
+        (
+            "  replica_aggregation: rate\n  min_pass_rate: 1.0\n",
+            r"line \d+: scoring.min_pass_rate: must be < 1.0, got 1.0",
+        ),
+    ],
+)
+def test_the_rate_rule_needs_a_threshold_between_0_and_1(scoring: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        parse_config(BASE.replace("scoring:\n", "scoring:\n" + scoring), "f.yaml")
+    ok = BASE.replace("scoring:\n", "scoring:\n  replica_aggregation: rate\n  min_pass_rate: 0.8\n")
+    assert parse_config(ok, "f.yaml").scoring.min_pass_rate == 0.8
+
+
+@pytest.mark.parametrize(
+    ("run", "message"),
+    [
+        ("run: {replicas: {min: 5, max: 2}}\n", r"run.replicas: replicas min \(5\) is more than max \(2\)"),
+        ("run: {replicas: {min: 2, max: 30}}\n", r"scoring.min_pass_rate: adaptive run.replicas \{min, max\} needs"),
+        (
+            "run: {replicas: {min: 2, max: 30, each: 2}}\n",
+            r"run.replicas.each: unknown key .each.; valid keys: min, max, every",
+        ),
+    ],
+)
+def test_adaptive_replicas_are_checked(run: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        parse_config(BASE + run, "f.yaml")
+    text = BASE.replace("scoring:\n", "scoring:\n  min_pass_rate: 0.8\n") + "run: {replicas: {max: 12}}\n"
+    ok = parse_config(text, "f.yaml")
+    assert (ok.run.min_replicas, ok.run.max_replicas, ok.run.adaptive is not None) == (2, 12, True)
+    assert ok.scoring.replica_aggregation == "all"  # the stopping rule reads min_pass_rate; `all` judges
+
+
 def test_unknown_isolation_names_the_choices() -> None:
     with pytest.raises(ConfigError, match=r"run.isolation.*episode.*cell"):
         parse_config(BASE + "run: {isolation: per-cell}\n", "f.yaml")

@@ -5,10 +5,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import junitparser
 import pytest
 import yaml
 
+from flakeproxy.reports import write
 from flakeproxy.reports.terminal import render
+from flakeproxy.results import RunResult
 from tests.runner.world import run, world
 
 AGENT = """
@@ -44,3 +47,25 @@ def test_flaky_agent(tmp_path: Path, rule: str, outcome: str) -> None:
         pytest.approx(0.9385, abs=2e-4),
     )
     assert "pass rate 67% [21%, 94%]" in render(result)  # the FLAKY line says it
+    _junit_and_markdown_say_it(result, tmp_path / "reports")
+
+
+def _junit_and_markdown_say_it(result: RunResult, out: Path) -> None:
+    """The same interval, pass@k and pass^k in junit.xml (suite properties, the case's system-out) and summary.md."""
+    junit, markdown = write(result, out, ["junit", "md"])
+    [suite] = list(junitparser.JUnitXml.fromfile(str(junit)))
+    props = {p.name: p.value for p in suite.properties()}
+    assert {k: v for k, v in props.items() if k.startswith("cell.")} == {
+        "cell.no-figures.replicas": "pass pass fail",
+        "cell.no-figures.pass_rate": "0.6667",
+        "cell.no-figures.pass_rate_low": "0.2077",
+        "cell.no-figures.pass_rate_high": "0.9385",
+        "cell.no-figures.interval": "Wilson 95%",
+        "cell.no-figures.pass_at_k": "1.0000",
+        "cell.no-figures.pass_hat_k": "0.3333",
+    }
+    [case] = list(suite)
+    assert case.system_out == "pass rate 67% [21%, 94%], pass@k 1.0, pass^k 0.3333"
+    text = markdown.read_text()
+    assert "**Pass rates over replicas** (interval: Wilson 95%)" in text
+    assert "| no-figures | calm | 2/3 | 67% [21%, 94%] | 1.0 | 0.3333 |" in text
