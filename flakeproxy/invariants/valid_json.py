@@ -3,7 +3,6 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-import jsonschema
 from pydantic import Field
 
 from flakeproxy.invariants.base import Invariant
@@ -24,6 +23,8 @@ class ValidJson(Invariant):
             return check(False, "", f"not JSON ({e})", excerpt=excerpt(text))
         if self.json_schema is None:
             return check(True, "valid JSON", "")
+        import jsonschema  # here, not at the top: the proxy loads this model with the config, never judges
+
         errors = sorted(jsonschema.Draft202012Validator(self.json_schema).iter_errors(data), key=str)
         return check(
             not errors,
