@@ -16,6 +16,7 @@ from flakeproxy.proxycore.injector import Decision
 from flakeproxy.proxycore.journal import BodyCapture, JournalEntry
 from flakeproxy.wire.coverage import Coverage, WatchedStream
 from flakeproxy.wire.markers import MarkerScan
+from flakeproxy.wire.usage_meter import UsageMeter
 
 
 @dataclass
@@ -27,6 +28,7 @@ class FlowState:
     coverage: Coverage | None = None  # what the decided fault changed, if one was decided
     transform: WatchedStream | None = None
     watch: UpstreamWatch | None = None
+    meter: UsageMeter | None = None  # an LLM call's: reads the usage from the answer the agent gets
     streaming: bool = False  # the response body goes through as it comes (its headers are sent first)
     ended: bool = False  # the streamed body was ended early by the transform
     finished: bool = False  # the journal entry was written
