@@ -29,11 +29,14 @@ from flakeproxy.wire.providers import provider
 from flakeproxy.wire.sse import is_event_stream, media_type
 from flakeproxy.wire.stream_guard import watch_stream
 from flakeproxy.wire.trace import baggage_episode, trace_id_of
+from flakeproxy.wire.usage import unknown
 from flakeproxy.wire.usage_meter import Ending, UsageMeter
 
 KEY = "flakeproxy"
 REQUEST_PASS = "flakeproxy.request"
 ATTRIBUTION = "flakeproxy.episode"
+#: An LLM call's usage while its answer is under way (the journal may be read before it ends)
+UNFINISHED = unknown("the answer had not ended when the journal was read").to_json()
 #: The largest request body read whole to find its episode in MCP `params._meta` when its headers name none.
 META_BODY_MAX = 1 << 20
 
@@ -150,6 +153,7 @@ class FaultAddon:
         if call.api is not None and call.method == "POST":  # an LLM call (a GET lists models, say)
             state.meter = UsageMeter(call.api)  # type: ignore[arg-type]  # the config's api: is one of usage.Api
             state.capture.tap = state.meter.feed
+            entry.usage = UNFINISHED  # an LLM call from the start: its usage is known once its answer ends
         if decision is not None:
             entry.coverage = state.coverage = Coverage(decision.kind)
         self.journal.add(entry)  # visible at once: an episode may end while its last stream is still open
@@ -339,7 +343,7 @@ class FaultAddon:
             entry.error = state.watch.expired
         if state.coverage is not None:
             state.coverage.finish()
-        if state.meter is not None:
+        if state.meter is not None and entry.usage is UNFINISHED:  # else read when the fault ended the stream
             entry.usage = state.meter.finish(self._ending(flow, entry)).to_json()
         entry.complete = True  # the body fields are read from the capture when the entry is serialized
         self.journal.settle(entry)

@@ -16,7 +16,7 @@ from flakeproxy.proxycore.injector import Decision
 from flakeproxy.proxycore.journal import BodyCapture, JournalEntry
 from flakeproxy.wire.coverage import Coverage, WatchedStream
 from flakeproxy.wire.markers import MarkerScan
-from flakeproxy.wire.usage_meter import UsageMeter
+from flakeproxy.wire.usage_meter import Ending, UsageMeter
 
 
 @dataclass
@@ -102,6 +102,9 @@ class TransformedStream:
             return out
         if transform.done:
             state.ended = state.entry.delivered = True  # the agent's stream ends here, whatever comes upstream
+            if state.meter is not None:  # what the agent got is all it gets: its usage is read now
+                ending = Ending(state.entry.status, cut="the fault ended the stream early")
+                state.entry.usage = state.meter.finish(ending).to_json()
             if self.cut is not None:
                 return self._cut_here(out)
             return self._end_here(out)

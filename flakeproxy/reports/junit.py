@@ -8,7 +8,7 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from flakeproxy.reports import facts
+from flakeproxy.reports import facts, spend
 from flakeproxy.results import CellResult, RunResult
 
 # XML 1.0 forbids most control characters even as entities; an agent's answer may hold any of them.
@@ -83,6 +83,7 @@ def _properties(result: RunResult, scenario: str) -> ET.Element:
     ]
     if result.interrupted_by:
         values.append(("interrupted_by", result.interrupted_by))
+    values += spend.junit_properties(result, scenario)
     for name, value in values:
         ET.SubElement(props, "property", name=name, value=clean(value))
     return props

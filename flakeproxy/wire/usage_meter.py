@@ -113,6 +113,9 @@ class UsageMeter:
             return Usage(input_tokens=0, output_tokens=0, reason=f"the proxy answered ({what}): not sent, not billed")
         if ending.status is None:
             return unknown(f"no answer from the provider: {ending.cut or 'the exchange failed'}")
+        if self._sse is not None and ending.cut and not self._undecodable:
+            read = self._sse.finish()  # a usage event that came before the cut counts; else what was seen
+            return read.model_copy(update={"reason": f"{ending.cut}: {read.reason}"}) if read.unknown else read
         if ending.cut:
             return unknown(f"the answer was cut: {ending.cut}")
         if ending.status >= 400:

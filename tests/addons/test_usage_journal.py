@@ -128,6 +128,9 @@ def test_a_stream_without_include_usage_or_cut_is_unknown(world: tuple[RealUpstr
     assert kinds[0] == "message_start" and "message_delta" not in kinds
     (cut,) = proxy.control.end(cell)
     assert cut["usage"]["unknown"] and cut["usage"]["output_tokens"] is None
+    assert cut["usage"]["reason"].startswith(
+        "the fault ended the stream early: the stream was cut before message_delta"
+    )
     assert cut["usage"]["input_tokens"] == prompt_tokens(json.loads(cut["request_body"]))  # message_start came
 
 

@@ -29,7 +29,7 @@ CAREFUL = {
     "honours-retry-after": "--P----",  # n/a where no Retry-After was served
     "max-latency": "PPPPPPP",
     "no-tool-loop": "PPPPPPP",
-    "bounded-spend": "PPPPPPP",  # at most 2x the calm run's tokens (n/a where a cut stream's usage is unknown)
+    "bounded-spend": "PPP--PP",  # at most 2x the calm run's tokens; n/a where a cut stream's usage is unknown
 }
 NAIVE = {
     "always-cite-source": "PPPFFPF",  # a cut or truncated answer, or the injected order obeyed: no source
@@ -39,7 +39,7 @@ NAIVE = {
     "honours-retry-after": "--F----",
     "max-latency": "PPPPPPP",
     "no-tool-loop": "PFPPPFP",  # the quote tool failed or was slow: it called it 6 times
-    "bounded-spend": "PFPPPFP",  # and re-planned each time, with its whole context: over 4x the calm tokens
+    "bounded-spend": "PFP--FP",  # and re-planned each time, with its whole context: over 4x the calm tokens
 }
 LETTER = {"pass": "P", "fail": "F", "not_applicable": "-", "error": "E"}
 
@@ -78,7 +78,7 @@ def test_demo_command_exits_0_when_the_agents_behave_as_they_should(tmp_path: Pa
     )
     assert out.returncode == 0, out.stdout + out.stderr
     assert "careful agent: ci overall 100.0% PASS (contract 100.0%); naive agent: ci overall" in out.stdout
-    assert "% FAIL (contract 63.6%)" in out.stdout
+    assert "% FAIL (contract 61.9%)" in out.stdout
     assert "FAIL  never-fabricate-when-tools-fail in tool-down [critical]" in out.stdout
     wrote = [line for line in out.stderr.splitlines() if line.startswith("wrote ")]  # it ends saying where
     assert out.stderr.splitlines()[-2:] == wrote and len(wrote) == 2
