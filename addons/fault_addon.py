@@ -153,7 +153,7 @@ class FaultAddon:
         if call.api is not None and call.method == "POST":  # an LLM call (a GET lists models, say)
             state.meter = UsageMeter(call.api)  # type: ignore[arg-type]  # the config's api: is one of usage.Api
             state.capture.tap = state.meter.feed
-            entry.usage = UNFINISHED  # an LLM call from the start: its usage is known once its answer ends
+            entry.usage = dict(UNFINISHED)  # an LLM call from the start: its usage is known once its answer ends
         if decision is not None:
             entry.coverage = state.coverage = Coverage(decision.kind)
         self.journal.add(entry)  # visible at once: an episode may end while its last stream is still open
@@ -343,7 +343,7 @@ class FaultAddon:
             entry.error = state.watch.expired
         if state.coverage is not None:
             state.coverage.finish()
-        if state.meter is not None and entry.usage is UNFINISHED:  # else read when the fault ended the stream
+        if state.meter is not None and not state.usage_read:  # else read when the fault ended the stream
             entry.usage = state.meter.finish(self._ending(flow, entry)).to_json()
         entry.complete = True  # the body fields are read from the capture when the entry is serialized
         self.journal.settle(entry)

@@ -40,21 +40,23 @@ class _JsonTail:
     def __init__(self) -> None:
         self.whole: bytearray | None = bytearray()
         self.head = b""
-        self.tail = b""
+        self.tail = bytearray()
 
     def feed(self, data: bytes) -> None:
         if self.whole is not None:
             self.whole += data
             if len(self.whole) <= WHOLE_CAP:
                 return
-            self.head, self.tail, self.whole = bytes(self.whole[:EDGE_BYTES]), bytes(self.whole[-EDGE_BYTES:]), None
+            self.head, self.tail, self.whole = bytes(self.whole[:EDGE_BYTES]), self.whole[-EDGE_BYTES:], None
             return
-        self.tail = (self.tail + data)[-EDGE_BYTES:]
+        self.tail += data
+        if len(self.tail) > 2 * EDGE_BYTES:  # trimmed now and then: linear in the answer, however it is chunked
+            del self.tail[:-EDGE_BYTES]
 
     def usage(self, api: Api, status: int) -> Usage:
         if self.whole is not None:
             return read_body(api, bytes(self.whole), status)
-        head, tail = (part.decode("utf-8", "replace") for part in (self.head, self.tail))
+        head, tail = self.head.decode("utf-8", "replace"), bytes(self.tail[-EDGE_BYTES:]).decode("utf-8", "replace")
         key = "usageMetadata" if api == "gemini" else "usage"
         found = tail_object(tail, key)
         if found is None:

@@ -39,10 +39,12 @@ def test_an_sse_answer_gzipped_across_chunks() -> None:
     assert not usage.unknown and usage.output_tokens == 13
 
 
-def test_a_json_answer_larger_than_held_whole_reads_its_edges() -> None:
+@pytest.mark.parametrize(("encoding", "step"), [("gzip", 64 * 1024), (None, 997)])
+def test_a_json_answer_larger_than_held_whole_reads_its_edges(encoding: str | None, step: int) -> None:
     answer = anthropic_json(BODY)
     answer["content"][0]["text"] = "x" * (WHOLE_CAP + EDGE_BYTES)
-    meter = fed(UsageMeter("anthropic"), gzip.compress(json.dumps(answer).encode()), "gzip", step=64 * 1024)
+    data = json.dumps(answer).encode()
+    meter = fed(UsageMeter("anthropic"), gzip.compress(data) if encoding else data, encoding, step=step)
     usage = meter.finish(Ending(200))
     assert (usage.input_tokens, usage.output_tokens, usage.model) == (
         answer["usage"]["input_tokens"],
