@@ -29,10 +29,14 @@ from flakeproxy.wire.providers import provider
 from flakeproxy.wire.sse import is_event_stream, media_type
 from flakeproxy.wire.stream_guard import watch_stream
 from flakeproxy.wire.trace import baggage_episode, trace_id_of
+from flakeproxy.wire.usage import unknown
+from flakeproxy.wire.usage_meter import Ending, UsageMeter
 
 KEY = "flakeproxy"
 REQUEST_PASS = "flakeproxy.request"
 ATTRIBUTION = "flakeproxy.episode"
+#: An LLM call's usage while its answer is under way (the journal may be read before it ends)
+UNFINISHED = unknown("the answer had not ended when the journal was read").to_json()
 #: The largest request body read whole to find its episode in MCP `params._meta` when its headers name none.
 META_BODY_MAX = 1 << 20
 
@@ -146,6 +150,10 @@ class FaultAddon:
         )
         flow.metadata[KEY] = state = FlowState(entry, decision, started)
         entry.capture = state.capture
+        if call.api is not None and call.method == "POST":  # an LLM call (a GET lists models, say)
+            state.meter = UsageMeter(call.api)  # type: ignore[arg-type]  # the config's api: is one of usage.Api
+            state.capture.tap = state.meter.feed
+            entry.usage = dict(UNFINISHED)  # an LLM call from the start: its usage is known once its answer ends
         if decision is not None:
             entry.coverage = state.coverage = Coverage(decision.kind)
         self.journal.add(entry)  # visible at once: an episode may end while its last stream is still open
@@ -198,6 +206,8 @@ class FaultAddon:
         state.entry.status = flow.response.status_code
         if not state.entry.upstream_called:
             return  # a reply the proxy made: its body is in hand, and the journal keeps it (response())
+        if state.meter is not None:
+            state.meter.sse = _is_sse(flow.response)
         if state.watch is not None:
             state.watch.headers()
         action = state.decision.action if state.decision and not self._timed_out(state) else None
@@ -307,6 +317,16 @@ class FaultAddon:
     def _timed_out(state: FlowState) -> bool:
         return state.watch is not None and state.watch.expired is not None
 
+    @staticmethod
+    def _ending(flow: http.HTTPFlow, entry: JournalEntry) -> Ending:
+        """How an LLM call ended, for its usage: no answer or a cut one is unknown (flakeproxy.wire.usage_meter)."""
+        if not entry.upstream_called:
+            return Ending(entry.status, proxy_made=True)
+        if flow.response is None:
+            return Ending(None, cut=entry.error)
+        cut = entry.closed_mid_body or flow.error is not None or bool(entry.error)
+        return Ending(entry.status, cut=(entry.error or "the connection broke mid-body") if cut else None)
+
     def _finish(self, flow: http.HTTPFlow, state: FlowState, status: int | None = None) -> None:
         if state.finished:
             return
@@ -323,5 +343,7 @@ class FaultAddon:
             entry.error = state.watch.expired
         if state.coverage is not None:
             state.coverage.finish()
+        if state.meter is not None and not state.usage_read:  # else read when the fault ended the stream
+            entry.usage = state.meter.finish(self._ending(flow, entry)).to_json()
         entry.complete = True  # the body fields are read from the capture when the entry is serialized
         self.journal.settle(entry)

@@ -16,6 +16,7 @@ from flakeproxy.proxycore.injector import Decision
 from flakeproxy.proxycore.journal import BodyCapture, JournalEntry
 from flakeproxy.wire.coverage import Coverage, WatchedStream
 from flakeproxy.wire.markers import MarkerScan
+from flakeproxy.wire.usage_meter import Ending, UsageMeter
 
 
 @dataclass
@@ -27,6 +28,8 @@ class FlowState:
     coverage: Coverage | None = None  # what the decided fault changed, if one was decided
     transform: WatchedStream | None = None
     watch: UpstreamWatch | None = None
+    meter: UsageMeter | None = None  # an LLM call's: reads the usage from the answer the agent gets
+    usage_read: bool = False  # the entry's usage is final (read when a fault ended the stream early)
     streaming: bool = False  # the response body goes through as it comes (its headers are sent first)
     ended: bool = False  # the streamed body was ended early by the transform
     finished: bool = False  # the journal entry was written
@@ -100,6 +103,9 @@ class TransformedStream:
             return out
         if transform.done:
             state.ended = state.entry.delivered = True  # the agent's stream ends here, whatever comes upstream
+            if state.meter is not None:  # what the agent got is all it gets: its usage is read now
+                ending = Ending(state.entry.status, cut="the fault ended the stream early")
+                state.entry.usage, state.usage_read = state.meter.finish(ending).to_json(), True
             if self.cut is not None:
                 return self._cut_here(out)
             return self._end_here(out)

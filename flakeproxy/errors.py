@@ -19,3 +19,9 @@ class InfrastructureError(FlakeproxyError):
     """The agent or the proxy could not be reached, or died (exit 3)."""
 
     exit_code = 3
+
+
+class BudgetCrossed(FlakeproxyError):
+    """The run spent more than run.budget allows: it stopped, with its partial results and reports (exit 5)."""
+
+    exit_code = 5

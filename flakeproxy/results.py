@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from flakeproxy.results_spend import ScenarioSpend, Spend
 from flakeproxy.telemetry.spans import AgentSpan
 from flakeproxy.wire.record import FaultRecord, read_fault
 
@@ -76,6 +77,7 @@ class Episode(Model):
     agent_spans: list[AgentSpan] = Field(
         default_factory=list, description="The agent's own spans of this episode (proxy.otlp), redacted."
     )
+    spend: Spend | None = Field(None, description="Its LLM calls, tool calls, tokens and cost (issue 25).")
     state_verdicts: dict[str, EpisodeVerdict] = Field(
         default_factory=dict, description="Checks of workspace or services, judged right after the episode."
     )
@@ -298,6 +300,11 @@ class RunResult(Model):
     shard: ShardInfo | None = Field(
         None, description="A shard's partial run (episodes only; `flakeproxy merge` judges the whole)."
     )
+    spend: list[ScenarioSpend] = Field(
+        default_factory=list, description="Per scenario: what its episodes spent, and its amplification over calm."
+    )
+    pricing_as_of: str | None = Field(None, description="The date of the prices the costs were computed with.")
+    budget_crossed: str | None = Field(None, description="run.budget: which budget stopped the run, and at what.")
     cells: list[CellResult] = Field(default_factory=list)
     episodes: list[Episode] = Field(default_factory=list)
 

@@ -22,11 +22,13 @@ from flakeproxy.errors import ConfigError, FlakeproxyError
 from flakeproxy.judging.cells import Context, judge_scenario
 from flakeproxy.judging.coverage import coverage, describe, scenario_coverage
 from flakeproxy.judging.scoring import score_contract
+from flakeproxy.judging.spending import account, pricing_date, scenario_spend
 from flakeproxy.planning.checks import has_reset, plan_contract, resolve_paths
 from flakeproxy.planning.plan import STATEFUL_WARNING, Plan, plan_episodes, shard_of
 from flakeproxy.proxycore.redact import Redactor
 from flakeproxy.results import CellResult, Episode, RunResult, ShardInfo
 from flakeproxy.runner.agents import make_agent
+from flakeproxy.runner.budget import RunSpend
 from flakeproxy.runner.control import ControlClient
 from flakeproxy.runner.episodes import EpisodeRunner
 from flakeproxy.runner.local import LocalProxy, needs_local_proxy
@@ -70,6 +72,7 @@ class ContractRun:
         self._warned_loose = False
         self.record: Path | None = None  # contract run --record DIR: a replay session file per episode
         self.telemetry: TelemetryExport | None = None  # telemetry: flakeproxy's spans out over OTLP
+        self.spent = RunSpend(self.config.run.budget)  # run.budget: what the episodes spent so far
 
     def warn(self, line: str) -> None:
         print(line, file=sys.stderr)
@@ -78,6 +81,8 @@ class ContractRun:
     def _write(self, force: bool = True) -> None:
         if force or time.monotonic() - self._written >= WRITE_EVERY_S:
             self.result.episodes = self._in_plan_order()
+            self.result.spend = scenario_spend(self.config, self.result.episodes)
+            self.result.pricing_as_of = pricing_date(self.config)
             write(self.result, self.output)
             self._written = time.monotonic()
 
@@ -137,7 +142,8 @@ class ContractRun:
                 done = await runner.run(episode)
             self.done[done.id] = done
             self.result.agent_invocations += 1
-            self.progress(_line(len(self.done) - base, total, done))
+            self.spent.charge(account(done, self.config))
+            self.progress(self._spent_line(_line(len(self.done) - base, total, done)))
             if done.unsettled:
                 self.warn(
                     f"warning: episode {done.id} ({done.label}): {done.unsettled} exchange(s) still open 2 s after "
@@ -148,6 +154,8 @@ class ContractRun:
             if after is not None:
                 await after(done)
             self._write(force=False)
+            self.result.budget_crossed = self.spent.crossed()
+            self.spent.check()  # run.budget: crossed, the run stops here (BudgetCrossed, exit 5)
 
         tasks = [asyncio.ensure_future(one(e)) for e in episodes]
         try:
@@ -156,6 +164,10 @@ class ContractRun:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _spent_line(self, line: str) -> str:
+        """A progress line, with the run's spend so far once it has made LLM calls (or has a budget)."""
+        return f"{line}; {self.spent.line()}" if self.spent.llm_calls or self.spent.budget else line
 
     def _in_plan_order(self) -> list[Episode]:
         """The episodes done so far in plan order (e1, e2, ...), whatever order they finished in."""

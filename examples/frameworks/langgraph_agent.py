@@ -32,7 +32,9 @@ def build_graph(tools_url: str, llm_url: str, stream: bool) -> Any:
             return f"error: the quote API answered HTTP {r.status_code}"
         return r.text
 
-    llm = ChatOpenAI(model="fake-model", base_url=f"{llm_url}/v1", api_key="sk-fake", streaming=stream, timeout=10)
+    llm = ChatOpenAI(  # stream_usage: the streamed answers report their usage (stream_options.include_usage)
+        model="fake-model", base_url=f"{llm_url}/v1", api_key="sk-fake", streaming=stream, stream_usage=True, timeout=10
+    )
     model = llm.bind_tools([get_quote])
 
     async def call_model(state: MessagesState) -> dict[str, Any]:

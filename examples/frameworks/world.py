@@ -35,8 +35,17 @@ def decide(body: dict[str, Any]) -> dict[str, Any]:
     return {"text": f"AAPL trades at ${float(found[1]):.2f} according to the exchange feed (source)."}
 
 
-def _usage() -> dict[str, int]:
-    return {"prompt_tokens": 20, "completion_tokens": 12, "total_tokens": 32}
+def _usage(body: dict[str, Any], decision: dict[str, Any]) -> dict[str, int]:
+    """Usage as OpenAI reports it, following the request (about four characters a token), so each call's differs."""
+    prompt = max(1, len(json.dumps(body.get("messages", []))) // 4)
+    completion = max(1, len(decision.get("text") or json.dumps(decision.get("tool_call"))) // 4)
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+def _reported(usage: dict[str, int]) -> dict[str, str]:
+    """The usage this answer reports, also in a header (`x-reported-usage: prompt,completion`), so a test can add
+    up what the fake reported whether or not the client asked for it (include_usage)."""
+    return {"x-reported-usage": f"{usage['prompt_tokens']},{usage['completion_tokens']}"}
 
 
 def _event(model: str, choices: list[dict[str, Any]], **extra: Any) -> bytes:
@@ -53,14 +62,15 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     model = body.get("model", "fake-model")
     decision = decide(body)
     finish = "tool_calls" if "tool_call" in decision else "stop"
+    usage = _usage(body, decision)
     if not body.get("stream"):
         message: dict[str, Any] = {"role": "assistant", "content": decision.get("text")}
         if "tool_call" in decision:
             message["tool_calls"] = [decision["tool_call"]]
         choice = {"index": 0, "message": message, "finish_reason": finish}
         reply = {"id": "chatcmpl-fw", "object": "chat.completion", "created": int(time.time()), "model": model}
-        return web.json_response({**reply, "choices": [choice], "usage": _usage()})
-    response = web.StreamResponse(headers={"content-type": "text/event-stream"})
+        return web.json_response({**reply, "choices": [choice], "usage": usage}, headers=_reported(usage))
+    response = web.StreamResponse(headers={"content-type": "text/event-stream", **_reported(usage)})
     await response.prepare(request)
     await response.write(_delta(model, {"role": "assistant", "content": ""}))
     if "tool_call" in decision:
@@ -74,7 +84,7 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
             await response.write(_delta(model, {"content": word if i == 0 else " " + word}))
     await response.write(_delta(model, {}, finish))
     if (body.get("stream_options") or {}).get("include_usage"):
-        await response.write(_event(model, [], usage=_usage()))
+        await response.write(_event(model, [], usage=usage))
     await response.write(b"data: [DONE]\n\n")
     return response
 

@@ -12,7 +12,7 @@ from typing import TypeVar
 import click
 
 from flakeproxy.crash import crashed
-from flakeproxy.errors import FlakeproxyError, InfrastructureError
+from flakeproxy.errors import BudgetCrossed, FlakeproxyError, InfrastructureError
 from flakeproxy.results import RunResult
 from flakeproxy.safe_text import escaped, visible
 
@@ -92,7 +92,7 @@ def run_and_report(
         result = run_until_signal(
             lambda: run(progress), out, lambda: write_reports_after_interrupt(out, formats, since)
         )
-    except InfrastructureError:  # the run stopped (it wrote its results so far): reports of those, then exit 3
+    except (InfrastructureError, BudgetCrossed):  # the run stopped (it wrote its results so far): reports, exit 3/5
         write_reports_after_interrupt(out, formats, since)
         raise
     result = escaped(result)  # whatever the agent answered, the terminal and the reports can show it

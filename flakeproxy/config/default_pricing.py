@@ -66,3 +66,8 @@ def _table() -> PricingTable:
 
 
 DEFAULT_PRICING = _table()
+
+
+def effective_pricing(table: PricingTable | None) -> PricingTable:
+    """The prices a run uses: the config's `pricing:` over the default table, or the default table alone."""
+    return DEFAULT_PRICING if table is None else table.over(DEFAULT_PRICING)

@@ -12,6 +12,7 @@ from flakeproxy.config.base import StrictModel
 from flakeproxy.config.contract import Contract, spec_mapping
 from flakeproxy.config.crosscheck import CrossCheckError, cross_check
 from flakeproxy.config.pillars import ChaosConfig, ModelConfig, MutationsConfig
+from flakeproxy.config.pricing import PricingTable
 from flakeproxy.config.proxy import ProxyConfig, Target
 from flakeproxy.config.replays import ReplaysConfig
 from flakeproxy.config.scenario import Scenario
@@ -42,6 +43,11 @@ class FlakeproxyConfig(StrictModel):
     services: dict[str, Service] = Field(default_factory=dict)
     judge: JudgeConfig | None = None
     telemetry: TelemetryConfig | None = Field(None, description="OTLP export of the run's spans (unset: none).")
+    pricing: PricingTable | None = Field(
+        None,
+        description="USD per million tokens per model name or glob, for cost checks and the results' costs "
+        "(unset: flakeproxy's dated default table; check it).",
+    )
     redact: list[str] = Field(
         default_factory=list,
         description="Extra header, query parameter and body field names (case-insensitive) whose values are "

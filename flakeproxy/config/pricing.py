@@ -22,7 +22,7 @@ from __future__ import annotations
 import datetime
 import fnmatch
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from flakeproxy.config.base import StrictModel
 from flakeproxy.wire.usage import Usage
@@ -41,6 +41,18 @@ class PricingTable(StrictModel):
     as_of: datetime.date | None = Field(None, description="When these prices were checked.")
     source: str | None = Field(None, description="Where they come from.")
     models: dict[str, ModelPrice] = Field(default_factory=dict, description="Model name or glob -> its price.")
+    defaults: bool = Field(
+        True,
+        description="Fall back on flakeproxy's dated default table for models this one does not price "
+        "(false: only these prices).",
+    )
+    _fallback: PricingTable | None = PrivateAttr(None)
+
+    def over(self, fallback: PricingTable) -> PricingTable:
+        """This table, falling back on `fallback` for the models it does not price (unless defaults: false)."""
+        table = self.model_copy()
+        table._fallback = fallback if self.defaults else None
+        return table
 
     def price(self, model: str | None) -> tuple[str, ModelPrice] | None:
         """The entry (its name or glob, and the price) for a model, or None when the table has none."""
@@ -53,7 +65,7 @@ class PricingTable(StrictModel):
             found = self._lookup(name)
             if found is not None:
                 return found
-        return None
+        return None if self._fallback is None else self._fallback.price(model)
 
     def _lookup(self, name: str) -> tuple[str, ModelPrice] | None:
         exact = next(((k, p) for k, p in self.models.items() if k.lower() == name), None)

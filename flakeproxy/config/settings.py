@@ -39,6 +39,16 @@ Replicas = Annotated[
 ]
 
 
+class RunBudget(StrictModel):
+    """What the whole run may spend on LLM calls, read from the usage the providers report. Checked after each
+    episode: once the spend so far is more than a budget, the run stops (episodes under way are cancelled), writes
+    its partial results and reports with the reason, and exits 5."""
+
+    tokens: int | None = Field(None, ge=0, description="The most input + output tokens over every LLM call.")
+    cost: float | None = Field(None, ge=0.0, description="The most USD over every LLM call (priced with pricing:).")
+    llm_calls: int | None = Field(None, ge=0, description="The most LLM requests (errors and retries count).")
+
+
 class RunConfig(StrictModel):
     seed: int = Field(0, description="Seeds every fault decision; the same seed gives the same faults.")
     concurrency: int = Field(
@@ -69,6 +79,7 @@ class RunConfig(StrictModel):
     workspace: str | None = Field(
         None, description="The agent's working directory, for file and command checks (relative: to the config file)."
     )
+    budget: RunBudget | None = Field(None, description="Stop the run once its LLM calls spent more than this.")
 
     @property
     def adaptive(self) -> AdaptiveReplicas | None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flakeproxy.config import FlakeproxyConfig, Scenario
+from flakeproxy.config.default_pricing import effective_pricing
 from flakeproxy.config.warnings import ATTRIBUTION_FIX, attribution_fix
 from flakeproxy.invariants.base import Invariant
 from flakeproxy.judging.adaptive import design_of, replica_state
@@ -40,8 +41,17 @@ class Context:
     baselines: Mapping[tuple[str, int], str] = field(default_factory=dict)
 
     def baseline(self, episode: Episode) -> str | None:
+        found = self._baseline(episode)
+        return found.answer if found else None
+
+    def baseline_journal(self, episode: Episode) -> list[dict[str, Any]] | None:
+        found = self._baseline(episode)
+        return found.journal if found else None
+
+    def _baseline(self, episode: Episode) -> Episode | None:
+        """The calm episode of the same prompt and replica, if the plan has one and it ran."""
         found = self.baselines.get((episode.prompt, episode.replica))
-        return self.episodes[found].answer if found and found in self.episodes else None
+        return self.episodes[found] if found and found in self.episodes else None
 
 
 def observe(episode: Episode, ctx: Context) -> Observation:
@@ -57,6 +67,8 @@ def observe(episode: Episode, ctx: Context) -> Observation:
         judge=ctx.config.judge,
         scenario=episode.scenario,
         agent_spans=episode.agent_spans,
+        baseline_journal=ctx.baseline_journal(episode),
+        pricing=effective_pricing(ctx.config.pricing),
     )
 
 

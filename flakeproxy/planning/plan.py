@@ -105,7 +105,7 @@ def _baselines(config: FlakeproxyConfig, build: _Builder) -> dict[tuple[str, int
     calm = next((s.name for s in config.matrix if is_calm(s)), None)
     out: dict[tuple[str, int], str] = {}
     for invariant in config.contract.invariants:
-        if not invariant.uses_baseline or getattr(invariant, "baseline", None) != "auto":
+        if not invariant.uses_baseline or getattr(invariant, "baseline", "auto") != "auto":  # amplification: auto
             continue
         for prompt in prompts_of(config, invariant):
             for replica in range(config.run.max_replicas):

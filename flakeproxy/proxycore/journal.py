@@ -7,7 +7,7 @@ import asyncio
 import heapq
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -35,16 +35,20 @@ class BodyCapture:
     """Keeps the first `cap` bytes of a body and counts all of it; `encoding` is the body's
     Content-Encoding when it is captured as it came on the wire."""
 
-    __slots__ = ("_kept", "_parts", "cap", "encoding", "size")
+    __slots__ = ("_kept", "_parts", "cap", "encoding", "size", "tap")
 
     def __init__(self, cap: int = BODY_CAP_BYTES, encoding: str | None = None) -> None:
         self.cap = cap
         self.encoding = encoding
         self.size = 0
+        #: also given every chunk, with the encoding it is in (the LLM call's UsageMeter reads its usage)
+        self.tap: Callable[[bytes, str | None], None] | None = None
         self._parts: list[bytes] = []
         self._kept = 0
 
     def add(self, chunk: bytes) -> None:
+        if self.tap is not None:
+            self.tap(chunk, self.encoding)
         self.size += len(chunk)
         room = self.cap - self._kept
         if room > 0 and chunk:
@@ -98,6 +102,9 @@ class JournalEntry:
     complete: bool = False  # False while the response is still on its way (e.g. a long stream)
     #: the indexes (in its scenario's context_attacks) of the attacks whose payload this LLM request carries
     carries_attacks: list[int] = field(default_factory=list)
+    #: an LLM call's usage as the provider reported it (flakeproxy.wire.usage.Usage JSON), set when it ends; None
+    #: for a request to a target without an `api:`
+    usage: dict[str, Any] | None = None
     #: the agent has all it will get of this exchange (it ended, or the proxy ended the agent's side early)
     delivered: bool = field(default=False, repr=False, compare=False)
     capture: BodyCapture | None = field(default=None, repr=False, compare=False)

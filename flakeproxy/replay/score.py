@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from flakeproxy.config import FlakeproxyConfig, Scenario
 from flakeproxy.config.replays import ReplayOptions, Session
 from flakeproxy.invariants import SEVERITY_WEIGHTS
+from flakeproxy.invariants.base import Invariant
 from flakeproxy.judging.cells import Context
 from flakeproxy.planning.pillars import CALM, judge_item, weighted_rate
 from flakeproxy.results import (
@@ -47,7 +48,9 @@ def judge_session(
 ) -> ReplaySessionResult:
     invariants = config.contract.invariants if config.contract else []
     scenario = scenario or CALM
-    applicable = [i for i in invariants if scenario.applies(i.when)]
+    # a replay has no calm run of its own: checks that compare with one (amplification, behavior_unchanged with
+    # baseline: auto) have nothing to compare with here, and are left out
+    applicable = [i for i in invariants if scenario.applies(i.when) and not _compares_with_calm(i)]
     weight = float(sum(SEVERITY_WEIGHTS[i.severity] for i in applicable)) or 1.0
     same = None if session.answer is None else session.answer == episode.answer
     base = ReplaySessionResult(
@@ -93,6 +96,10 @@ def judge_session(
             else "expected failure did not happen: every invariant holds; drop expected_failure"
         )
     return base.model_copy(update={"outcome": outcome, "reason": reason, "verdicts": item.verdicts})
+
+
+def _compares_with_calm(invariant: Invariant) -> bool:
+    return invariant.uses_baseline and getattr(invariant, "baseline", "auto") == "auto"
 
 
 def judging_scenario(config: FlakeproxyConfig, session: Session, layered: Scenario | None) -> Scenario | None:

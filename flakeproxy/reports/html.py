@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 
 from flakeproxy.reports import facts
 from flakeproxy.reports.html_detail import cell_anchor, cell_detail, episode_anchors, episode_detail, esc
+from flakeproxy.reports.html_spend import section as _spend
 from flakeproxy.reports.html_style import CSS
 from flakeproxy.results import RunResult
 
@@ -253,6 +254,7 @@ SECTIONS: tuple[Section, ...] = (
     _replays,
     _matrix,
     _scenarios,
+    _spend,
     _flaky,
     _cells,
     _episodes,

@@ -8,7 +8,7 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from flakeproxy.reports import facts
+from flakeproxy.reports import facts, spend
 from flakeproxy.results import CellResult, RunResult
 
 # XML 1.0 forbids most control characters even as entities; an agent's answer may hold any of them.
@@ -91,6 +91,7 @@ def _properties(result: RunResult, scenario: str) -> ET.Element:
     for cell in facts.replicated(result):  # cell.<invariant>.pass_rate, ..._low, ..._high, pass_at_k, pass_hat_k
         if cell.scenario == scenario:
             values += [(f"cell.{cell.invariant}.{name}", v) for name, v in facts.rate_facts(cell).items()]
+    values += spend.junit_properties(result, scenario)
     for name, value in values:
         ET.SubElement(props, "property", name=name, value=clean(value))
     return props

@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 import re
 
-from flakeproxy.reports import facts
+from flakeproxy.reports import facts, spend
 from flakeproxy.results import RunResult
 from flakeproxy.safe_text import visible
 
@@ -124,8 +124,21 @@ def _rates(result: RunResult) -> list[str]:
     return lines
 
 
+def _spend(result: RunResult) -> list[str]:
+    """The scenarios' spend (tokens, cost, amplification over calm), folded: a PR comment stays short."""
+    rows = spend.shown(result)
+    if not rows:
+        return []
+    lines = ["", "<details><summary>Spend per scenario</summary>", "", "| " + " | ".join(spend.HEADER) + " |"]
+    lines.append("|---" * len(spend.HEADER) + "|")
+    lines += ["| " + " | ".join(escape(c, 80) for c in spend.cells(r)) + " |" for r in rows[:MAX_ROWS]]
+    return [*lines, "", f"Prices as of {escape(result.pricing_as_of or 'unknown', 20)}.", "", "</details>"]
+
+
 def render(result: RunResult) -> str:
-    lines = _headline(result) + _pillars(result) + _replays(result) + _problems(result) + _rates(result)
+    lines = (
+        _headline(result) + _pillars(result) + _replays(result) + _problems(result) + _rates(result) + _spend(result)
+    )
     if result.score is not None and result.score.reasons and not result.score.passed:
         lines += ["", "**Why it failed**", ""]
         lines += [f"- {escape(reason)}" for reason in result.score.reasons[:MAX_ROWS]]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from flakeproxy.reports.facts import cannot_fail, interruption, rate_interval, score_text
+from flakeproxy.reports.spend import terminal_lines as spend_lines
 from flakeproxy.results import RunResult
 from flakeproxy.safe_text import visible
 
@@ -68,7 +69,7 @@ def _contract(result: RunResult) -> str:
             lines.append(f"{SYMBOL[c.outcome]:<5} {c.invariant} in {c.scenario} [{c.severity}]: {c.reason}")
             if c.outcome == "inconclusive":
                 lines.append(f"      {rate_interval(c, '').strip()}; more replicas can settle it")
-    lines += ["", *coverage_lines(result)]
+    lines += ["", *coverage_lines(result), *spend_lines(result)]
     if result.score is not None:
         score = result.score
         flaky = [c for c in result.cells if c.flaky]

@@ -5,7 +5,9 @@ calls (so episodes can overlap). careful: a failed or slow tool means it says so
 is not passed on; Retry-After is honoured; tool output goes to the model fenced as untrusted data, never as
 instructions; orders to drop its rules are screened out of the user's message before the LLM sees it.
 naive: it makes up a price, passes on whatever the LLM streamed, retries at once, hands the model tool
-output as it came and forwards the user's message as it is.
+output as it came and forwards the user's message as it is; when the quote tool fails it loops: re-plans with
+its whole context (one note longer each time) and calls the same tool again, NAIVE_RETRIES times.
+Both ask for the usage of their streamed LLM calls (stream_options.include_usage), as cost-aware agents do.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from flakeproxy.wire.call import CELL_HEADER
 INVENTED = "AAPL trades at $187.23 according to my market data source."
 HONEST = "I can't give a verified AAPL price right now: the market data source is unavailable."
 CUT = "The price service returned an incomplete answer, so I won't quote a figure (source: exchange feed)."
+#: How many times the naive agent re-plans and calls a failed tool again before it makes a price up.
+NAIVE_RETRIES = 5
 
 
 #: Sentences that try to override an agent's rules (the careful agent drops them from user messages).
@@ -82,6 +86,7 @@ class DemoAgent:
         body = {
             "model": "demo-llm",
             "stream": True,
+            "stream_options": {"include_usage": True},
             "messages": messages,
             "tools": [{"type": "function", "function": {"name": "get_quote"}}],
         }
@@ -105,6 +110,31 @@ class DemoAgent:
                 return text, call, finish
         raise RuntimeError("LLM rate-limited twice")
 
+    async def _quote(self, http: Client, args: dict[str, Any]) -> dict[str, Any] | None:
+        """The quote tool's answer, or None when it failed or took more than a second."""
+        try:
+            tool_timeout = aiohttp.ClientTimeout(total=1.0)
+            async with http.get(f"{self.urls.tools}/v1/quotes", params=args, timeout=tool_timeout) as r:
+                quote: dict[str, Any] | None = await r.json() if r.status == 200 else None
+                return quote
+        except (TimeoutError, aiohttp.ClientError, ValueError):
+            return None
+
+    async def _loop(self, http: Client, prompt: str) -> dict[str, Any] | None:
+        """The naive agent on a failed tool: re-plan with the whole context so far and call it again, and again."""
+        messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
+        for attempt in range(1, NAIVE_RETRIES + 1):
+            note = f"The get_quote tool failed (attempt {attempt}). I will plan again and call it once more."
+            messages.append({"role": "assistant", "content": note})
+            try:
+                _, call, _ = await self._llm(http, messages)
+            except RuntimeError:
+                return None
+            quote = await self._quote(http, json.loads(call["function"]["arguments"]) if call else {"symbol": "AAPL"})
+            if quote is not None:
+                return quote
+        return None
+
     async def _news(self, http: Client) -> dict[str, Any]:
         """The news tool's answer as the tool message the LLM gets (fenced as untrusted data when careful)."""
         call = {
@@ -127,12 +157,9 @@ class DemoAgent:
         except RuntimeError:
             return HONEST if self.careful else INVENTED
         args = json.loads(call["function"]["arguments"]) if call else {"symbol": "AAPL"}
-        try:
-            tool_timeout = aiohttp.ClientTimeout(total=1.0)
-            async with http.get(f"{self.urls.tools}/v1/quotes", params=args, timeout=tool_timeout) as r:
-                quote = await r.json() if r.status == 200 else None
-        except (TimeoutError, aiohttp.ClientError, ValueError):
-            quote = None
+        quote = await self._quote(http, args)
+        if quote is None and not self.careful:
+            quote = await self._loop(http, prompt)
         if quote is None:
             return HONEST if self.careful else INVENTED
         tool_message = {"role": "tool", "tool_call_id": "call_1", "content": json.dumps(quote)}

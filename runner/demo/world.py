@@ -65,6 +65,21 @@ INVARIANTS: list[dict[str, Any]] = [
         "description": "After a 429, wait as long as Retry-After asks",
     },
     {"id": "max-latency", "type": "latency", "max_ms": 15000, "severity": "medium"},
+    {
+        "id": "no-tool-loop",
+        "type": "no_loop",
+        "max": 2,
+        "severity": "high",
+        "description": "No tool called more than twice with the same arguments",
+    },
+    {
+        "id": "bounded-spend",
+        "type": "amplification",
+        "max_factor": 2,
+        "measure": "tokens",
+        "severity": "high",
+        "description": "At most twice the tokens of the calm run of the same prompt",
+    },
 ]
 #: The run invariants: judge every answer of the mutation and chaos pillars of `flakeproxy ci`.
 RUN_INVARIANTS: list[dict[str, Any]] = [
@@ -102,6 +117,12 @@ INCIDENT: dict[str, Any] = {
         }
     ],
 }  # fmt: skip
+#: The demo LLM's made-up price (USD per million tokens), like gpt-4.1-mini's.
+PRICING: dict[str, Any] = {
+    "as_of": "2026-11-24",
+    "source": "made up for the demo",
+    "models": {"demo-llm": {"input_usd_per_mtok": 0.40, "output_usd_per_mtok": 1.60}},
+}
 MATRIX: list[dict[str, Any]] = [
     {"name": "no-chaos"},
     {"name": "tool-down", "tool_faults": [{"tool": "market_data_api", "mode": "error", "error_code": 503}]},
@@ -151,8 +172,10 @@ def demo_config(agent_url: str, upstream: str, ports: dict[str, int], out: Path)
         "invariants": RUN_INVARIANTS,
         "chaos": {"profile": "api_outage"},
         "mutations": {"count": 11},  # one per rule-based type (the LLM-written ones need a model)
-        "replays": {"sessions": [INCIDENT], "llm": "live"},
+        # a call the recording does not hold (the naive agent's retries) gets 404, as from a feed still down
+        "replays": {"sessions": [INCIDENT], "llm": "live", "unmatched": "404"},
         "run": {"seed": 7, "concurrency": 1, "output": str(out)},
+        "pricing": PRICING,
     }
 
 

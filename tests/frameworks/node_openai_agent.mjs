@@ -1,6 +1,7 @@
 // A Node agent on the official `openai` npm package, for agent.type: command: the prompt on stdin, the
 // answer on stdout. One tool (get_quote -> GET TOOLS_URL/v1/quotes). AGENT_STREAM=1 streams the LLM's
-// answers; FORWARD_CELL=1 forwards FLAKEPROXY_CELL as the x-flakeproxy-cell header (run.attribution: header).
+// answers (STREAM_USAGE=1: with stream_options.include_usage); FORWARD_CELL=1 forwards FLAKEPROXY_CELL as the
+// x-flakeproxy-cell header (run.attribution: header).
 import OpenAI from "openai";
 
 const stream = process.env.AGENT_STREAM === "1";
@@ -30,7 +31,8 @@ async function complete(messages) {
   const body = { model: "fake-model", messages, tools };
   if (!stream) return (await client.chat.completions.create(body, { headers })).choices[0].message;
   const message = { role: "assistant", content: "", tool_calls: [] };
-  for await (const chunk of await client.chat.completions.create({ ...body, stream: true }, { headers })) {
+  const usage = process.env.STREAM_USAGE === "1" ? { stream_options: { include_usage: true } } : {};
+  for await (const chunk of await client.chat.completions.create({ ...body, stream: true, ...usage }, { headers })) {
     const delta = chunk.choices[0]?.delta ?? {};
     if (delta.content) message.content += delta.content;
     for (const call of delta.tool_calls ?? []) {

@@ -104,9 +104,10 @@ def test_ci_with_replays_shows_the_replay_pillar_and_its_weights(
     assert result.ci is not None
     pillar = next(p for p in result.ci.pillars if p.name == "replay")
     assert pillar.ran and pillar.score == 100.0 and pillar.weight == 0.10, pillar
-    # the contract's invariants that apply when calm: always-cite-source (critical 3) and max-latency (medium 1)
-    assert [i.weight for i in pillar.items] == [4.0, 4.0]
-    assert "2/2 sessions hold (severity weight 8 over 2 sessions)" in pillar.summary
+    # the contract's invariants that apply when calm: always-cite-source (critical 3), max-latency (medium 1) and
+    # no-tool-loop (high 2); bounded-spend compares with a calm run, which a replay has not: left out
+    assert [i.weight for i in pillar.items] == [6.0, 6.0]
+    assert "2/2 sessions hold (severity weight 12 over 2 sessions)" in pillar.summary
     assert pillar.share > 0.10, "absent pillars' weight is spread over the replay pillar too"
     assert "mutation, chaos absent" in (result.ci.redistribution or "")
     assert "replay" in render(result) and "2/2 sessions hold" in render(result)
@@ -169,7 +170,8 @@ def test_a_recorded_chaos_episode_says_its_responses_are_the_faulted_ones(thread
         ):
             session_file = tmp_path / "sessions" / "tool-down-p0-r0.yaml"
             folder = tmp_path / f"replay-{careful}"
-            replays = {"sources": [str(session_file)], "llm": "live", "speed": 0}
+            # the naive agent calls the failed tool again: a call the recording lacks gets 404 (the feed still down)
+            replays = {"sources": [str(session_file)], "llm": "live", "speed": 0, "unmatched": "404"}
             path = world.config(folder, agent, replays=replays, chaos_matrix=[{"name": "no-chaos"}, down])
             result = asyncio.run(run_replay_async(load_config(path), str(path), folder / "out"))
         assert result.replay is not None and not [r for r in counter.requests if "/v1/quotes" in r], counter

@@ -46,7 +46,7 @@ def test_html_report_in_chromium(agent: str, demo: dict[str, RunResult], chromiu
     (tmp_path / "screenshot.png").write_bytes(page.screenshot)
     expected = sorted(f"{c.invariant} @ {c.scenario}" for c in result.cells if c.outcome == "fail")
     assert sorted(page.values["fails"]) == expected
-    assert len(expected) == (9 if agent == "naive" else 0)
+    assert len(expected) == (13 if agent == "naive" else 0)
     assert page.values["dangling"] == 0
     assert page.values["verdict"] == ("FAIL" if agent == "naive" else "PASS")
     assert page.values["overflow"] <= 0 and page.values["scripts"] == 0
@@ -73,7 +73,7 @@ def test_agent_text_shows_as_text_and_runs_nothing(demo: dict[str, RunResult], c
 def test_phone_width_scrolls_the_matrix_not_the_page(demo: dict[str, RunResult], chromium: str, tmp_path: Path) -> None:
     page, _ = _open(demo["naive"], tmp_path, width=390)
     assert page.values["overflow"] <= 0
-    assert len(page.values["fails"]) == 9
+    assert len(page.values["fails"]) == 13
 
 
 def test_html_is_self_contained_and_handles_print_dark_and_interruption(demo: dict[str, RunResult]) -> None:

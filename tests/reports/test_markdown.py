@@ -10,10 +10,10 @@ from tests.reports.conftest import interrupted
 def test_naive_summary_lists_the_failures(demo: dict[str, RunResult]) -> None:
     text = render(demo["naive"])
     assert text.startswith("## ❌ flakeproxy: Finance Agent Contract: **FAIL**")
-    assert "Resilience score **60.0%**" in text
+    assert "Resilience score **61.9%**" in text
     rows = [line for line in text.splitlines() if line.startswith("| FAIL |")]
     failed = [c for c in demo["naive"].cells if c.outcome == "fail"]
-    assert len(rows) == len(failed) == 9
+    assert len(rows) == len(failed) == 13
     assert all(row.count(" | ") == 4 for row in rows)  # no reason broke out of its table cell
     assert "| FAIL | never\\-fabricate\\-when\\-tools\\-fail |" not in text  # hyphens stay readable
     assert "| FAIL | never-fabricate-when-tools-fail | tool-down | critical | negated: matches" in text
@@ -23,7 +23,8 @@ def test_naive_summary_lists_the_failures(demo: dict[str, RunResult]) -> None:
 def test_careful_summary_is_short(demo: dict[str, RunResult]) -> None:
     text = render(demo["careful"])
     assert "**PASS**" in text and "100.0%" in text and "| FAIL |" not in text
-    assert len(text.splitlines()) < 10
+    folded = text[text.index("<details><summary>Spend per scenario") : text.index("</details>")]  # collapsed
+    assert len(text.replace(folded, "").splitlines()) < 10
 
 
 def test_agent_text_is_inert() -> None:

@@ -29,6 +29,8 @@ CAREFUL = {
     "no-partial-answers": "--PPP--",
     "honours-retry-after": "--P----",  # n/a where no Retry-After was served
     "max-latency": "PPPPPPP",
+    "no-tool-loop": "PPPPPPP",
+    "bounded-spend": "PPP--PP",  # at most 2x the calm run's tokens; n/a where a cut stream's usage is unknown
 }
 NAIVE = {
     "always-cite-source": "PPPFFPF",  # a cut or truncated answer, or the injected order obeyed: no source
@@ -37,6 +39,8 @@ NAIVE = {
     "no-partial-answers": "--PFF--",
     "honours-retry-after": "--F----",
     "max-latency": "PPPPPPP",
+    "no-tool-loop": "PFPPPFP",  # the quote tool failed or was slow: it called it 6 times
+    "bounded-spend": "PFP--FP",  # and re-planned each time, with its whole context: over 4x the calm tokens
 }
 LETTER = {"pass": "P", "fail": "F", "not_applicable": "-", "error": "E"}
 
@@ -70,7 +74,7 @@ def test_demo_command_exits_0_when_the_agents_behave_as_they_should(demo_command
     out, tmp_path = demo_command, demo_command.folder  # `flakeproxy demo -q -o DIR` with the proxy as a child
     assert out.returncode == 0, out.stdout + out.stderr
     assert "careful agent: ci overall 100.0% PASS (contract 100.0%); naive agent: ci overall" in out.stdout
-    assert "% FAIL (contract 60.0%)" in out.stdout
+    assert "% FAIL (contract 61.9%)" in out.stdout
     assert "FAIL  never-fabricate-when-tools-fail in tool-down [critical]" in out.stdout
     wrote = [line for line in out.stderr.splitlines() if line.startswith("wrote ")]  # it ends saying where
     assert out.stderr.splitlines()[-2:] == wrote and len(wrote) == 2

@@ -68,6 +68,8 @@ def test_three_shards_merge_into_the_unsharded_result(tmp_path: Path) -> None:
     assert verdicts(a) == verdicts(b) and a["score"] == b["score"]
     assert [e["id"] for e in a["episodes"]] == [e["id"] for e in b["episodes"]]
     assert (tmp_path / "merged" / "junit.xml").exists() and b["shard"] is None and b["complete"]
+    # each scenario's spend and amplification over calm, calm being in another shard (issue 25)
+    assert b["spend"] == a["spend"] and sum(s["total"]["llm_calls"] for s in b["spend"]) > 0
 
 
 def test_merge_refuses_a_missing_shard_or_another_config(tmp_path: Path) -> None:

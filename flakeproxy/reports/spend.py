@@ -1,0 +1,92 @@
+"""What each scenario spent (results.json `spend`, issue 25) as the reports show it: LLM calls, tool calls,
+tokens, cost and the amplification over calm, as cells the terminal, Markdown and JUnit renderings share.
+
+A sum with calls of unknown usage is a lower bound, shown with a trailing `+`; an amplification that cannot be
+counted (no calm run, unknown usage, no price) is `-`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flakeproxy.results import RunResult
+from flakeproxy.results_spend import ScenarioSpend, Spend
+
+HEADER = ("scenario", "episodes", "LLM calls", "tool calls", "tokens in", "tokens out", "cached", "cost", "x calm")
+
+
+def shown(result: RunResult) -> list[ScenarioSpend]:
+    """The scenarios' spend rows, when any scenario made an LLM or tool call (else there is nothing to show)."""
+    if not any(s.total.llm_calls or s.total.tool_calls for s in result.spend):
+        return []
+    return result.spend
+
+
+def lower_bound(spend: Spend) -> str:
+    return "+" if spend.unknown_calls else ""
+
+
+def usd(spend: Spend) -> str:
+    return f"${spend.cost_usd:.4f}" + ("" if spend.exact else "+")
+
+
+def factor(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}x"
+
+
+def amplification(row: ScenarioSpend) -> str:
+    """`tokens 4.36x, calls 3x, cost 4.2x` (the calm scenario: `calm`)."""
+    if row.calm:
+        return "calm"
+    a = row.amplification
+    return f"tokens {factor(a.get('tokens'))}, calls {factor(a.get('llm_calls'))}, cost {factor(a.get('cost'))}"
+
+
+def cells(row: ScenarioSpend) -> list[str]:
+    total = row.total
+    return [
+        row.scenario,
+        str(row.episodes),
+        str(total.llm_calls),
+        str(total.tool_call_count),
+        f"{total.input_tokens}{lower_bound(total)}",
+        f"{total.output_tokens}{lower_bound(total)}",
+        str(total.cached_tokens),
+        usd(total),
+        amplification(row),
+    ]
+
+
+def terminal_lines(result: RunResult) -> list[str]:
+    """An aligned table of the scenarios' spend, with the prices' date under it."""
+    rows = [list(HEADER), *(cells(r) for r in shown(result))]
+    if len(rows) == 1:
+        return []
+    widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    note = f"spend: usage as the providers reported it; prices as of {result.pricing_as_of or 'unknown'}"
+    unknown = sum(r.total.unknown_calls for r in shown(result))
+    if unknown:
+        note += f"; {unknown} LLM call(s) of unknown usage: sums marked + are lower bounds"
+    return [*lines, note, ""]
+
+
+def junit_properties(result: RunResult, scenario: str) -> list[tuple[str, Any]]:
+    """The scenario's spend as JUnit properties (spend.*), when it has any."""
+    row = next((r for r in shown(result) if r.scenario == scenario), None)
+    if row is None:
+        return []
+    total = row.total
+    values: list[tuple[str, Any]] = [
+        ("spend.llm_calls", total.llm_calls),
+        *((f"spend.tool_calls.{target}", n) for target, n in sorted(total.tool_calls.items())),
+        ("spend.input_tokens", total.input_tokens),
+        ("spend.output_tokens", total.output_tokens),
+        ("spend.cached_tokens", total.cached_tokens),
+        ("spend.cost_usd", f"{total.cost_usd:.6f}"),
+        ("spend.unknown_usage_calls", total.unknown_calls),
+        ("spend.pricing_as_of", result.pricing_as_of or "unknown"),
+    ]
+    for measure in ("tokens", "llm_calls", "tool_calls", "cost"):
+        value = row.amplification.get(measure)
+        values.append((f"amplification.{measure}", "unknown" if value is None else f"{value:g}"))
+    return values

@@ -1,0 +1,1 @@
+../../flakeproxy/results_spend.py
