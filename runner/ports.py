@@ -47,6 +47,9 @@ class EpisodePort(Protocol):
     async def begin(self, opening: Opening) -> str | None:
         """Start keeping records of this episode; a new id for it, or None to keep opening.id."""
 
+    async def turn(self, episode: str, turn: int) -> None:
+        """A conversation's turn `turn` (1 = the first) starts now in this episode; its records carry it."""
+
     async def end(self, episode: str, texts: list[str | None]) -> Records:
         """The episode's records (texts: the agent's answer and error, for a port that scrubs secrets)."""
 
@@ -60,6 +63,9 @@ class ProxyPort:
     async def begin(self, opening: Opening) -> str | None:
         trace_id = opening.trace.trace_id
         return await self.control.begin(opening.label, opening.scenario_ref, opening.seed, trace_id, opening.slot)
+
+    async def turn(self, episode: str, turn: int) -> None:
+        await self.control.turn(episode, turn)
 
     async def end(self, episode: str, texts: list[str | None]) -> Records:
         journal, unsettled, scrubbed = await self.control.end(episode, texts)
@@ -77,6 +83,9 @@ class MockPort:
         if self.sequential:
             await mock_call(self.service, "reset")
         return None
+
+    async def turn(self, episode: str, turn: int) -> None:
+        return None  # a mock's requests are not told apart by turn
 
     async def end(self, episode: str, texts: list[str | None]) -> Records:
         recorded = await mock_call(self.service, "requests")

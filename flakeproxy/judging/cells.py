@@ -9,7 +9,7 @@ faults never reached the agent is ERROR, and a check with nothing to judge is n/
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from flakeproxy.config import FlakeproxyConfig, Scenario
@@ -17,8 +17,9 @@ from flakeproxy.config.warnings import ATTRIBUTION_FIX, attribution_fix
 from flakeproxy.invariants.base import Invariant
 from flakeproxy.judging.replicas import aggregate_replicas, pass_at_k, pass_hat_k
 from flakeproxy.judging.stats import wilson
+from flakeproxy.judging.turns import judge_turns
 from flakeproxy.judging.verdict import Observation, Verdict
-from flakeproxy.planning.plan import prompts_of
+from flakeproxy.planning.plan import prompt_keys_of
 from flakeproxy.results import CellResult, Episode, EpisodeVerdict, Outcome
 
 #: which applied faults make a `when` true (context attacks count for any_chaos_active only)
@@ -36,10 +37,18 @@ class Context:
     config: FlakeproxyConfig
     episodes: Mapping[str, Episode] = field(default_factory=dict)
     baselines: Mapping[tuple[str, int], str] = field(default_factory=dict)
+    #: judging one turn of a conversation: the conversation's prompt key and the turn (baseline: that turn's)
+    turn: tuple[str, int] | None = None
 
     def baseline(self, episode: Episode) -> str | None:
-        found = self.baselines.get((episode.prompt, episode.replica))
-        return self.episodes[found].answer if found and found in self.episodes else None
+        """The calm answer to the same prompt (for a turn of a conversation: the calm answer to that turn)."""
+        key = self.turn[0] if self.turn else episode.prompt
+        found = self.baselines.get((key, episode.replica))
+        calm = self.episodes[found] if found and found in self.episodes else None
+        if calm is None or self.turn is None:
+            return calm.answer if calm is not None else None
+        n = self.turn[1]
+        return calm.transcript[n - 1].answer if calm.transcript and len(calm.transcript) >= n else None
 
 
 def observe(episode: Episode, ctx: Context) -> Observation:
@@ -91,6 +100,12 @@ def undelivered(invariant: Invariant, episode: Episode) -> Verdict | None:
 
 
 def _verdict(invariant: Invariant, episode: Episode, ctx: Context) -> Verdict:
+    if episode.transcript is not None:  # a conversation: the turns its `turn:` names, each judged as an episode
+
+        def judge(view: Episode, n: int | None) -> Verdict:
+            return _verdict(invariant, view, replace(ctx, turn=(episode.prompt, n)) if n else ctx)
+
+        return judge_turns(invariant.turn, episode, judge)
     if (gate := undelivered(invariant, episode)) is not None:
         return gate
     if episode.error is not None and invariant.needs_answer:
@@ -128,7 +143,7 @@ def judges(invariant: Invariant, episode: Episode, config: FlakeproxyConfig) -> 
     if episode.invariant is not None and episode.invariant != invariant.id:
         return False
     scenario = config.scenario(episode.scenario)
-    return scenario.applies(invariant.when) and episode.prompt in prompts_of(config, invariant)
+    return scenario.applies(invariant.when) and episode.prompt in prompt_keys_of(config, invariant)
 
 
 def aggregate(verdicts: list[EpisodeVerdict]) -> tuple[Outcome, str]:

@@ -11,6 +11,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from flakeproxy.config import FlakeproxyConfig
+from flakeproxy.config.conversation import prompt_text
 from flakeproxy.config.pillars import LLM_TYPES, MutationsConfig
 from flakeproxy.mutations.llm import GenerationError, generate
 from flakeproxy.mutations.rules import CANARY, RULES
@@ -48,7 +49,8 @@ def _seed(seed: int, prompt_index: int, kind: str, n: int) -> int:
 def _key(config: FlakeproxyConfig, mutations: MutationsConfig) -> str:
     model = config.model.model_dump(mode="json", exclude={"api_key"}) if config.model else None
     # "spread-1": how count is spread over the types; a set cached before exact counts is made again
-    parts = [config.run.seed, config.golden_prompts, mutations.model_dump(mode="json"), model, "spread-1"]
+    asked = [p if isinstance(p, str) else p.model_dump(mode="json") for p in config.golden_prompts]
+    parts = [config.run.seed, asked, mutations.model_dump(mode="json"), model, "spread-1"]
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
@@ -70,7 +72,7 @@ def generate_all(config: FlakeproxyConfig, mutations: MutationsConfig) -> Mutati
             )
             continue
         try:
-            for index, prompt in enumerate(config.golden_prompts):
+            for index, prompt in enumerate(prompt_text(p) for p in config.golden_prompts):  # a conversation's last
                 for n in range(shares[index][kind]):
                     seed = _seed(config.run.seed, index, kind, n)
                     if kind in LLM_TYPES:
