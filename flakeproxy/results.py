@@ -156,6 +156,10 @@ class FaultCoverage(Model):
     not_delivered_reasons: list[str] = Field(
         default_factory=list, description="Why an applied attack did not reach the model (or could not be seen)."
     )
+    applied_turns: dict[int, int] = Field(
+        default_factory=dict,
+        description="Conversations: how often it applied on each turn (turn -> count); empty for one-turn prompts.",
+    )
 
 
 class ScenarioCoverage(Model):

@@ -1,0 +1,154 @@
+"""Conversations (issue 24): a golden prompt of several turns runs as one episode, its turns in order after one
+reset, with the history carried by the adapter; faults and checks say which turn they are about. Real proxy,
+a real stateless chat endpoint on the official openai SDK, a fake OpenAI-compatible LLM whose answer to turn 2
+depends on turn 1."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from flakeproxy import load_config
+from flakeproxy.results import RunResult
+from flakeproxy.runner.engine import run_contract_async
+from tests.support.chat import INVARIANTS, TURNS, llm_routes, stateless_agent_routes
+from tests.support.loops import free_port, running_app
+
+pytest.importorskip("openai")
+
+CALM = {"name": "no-chaos"}
+RATE_LIMITED_ON_TURN_2 = {
+    "name": "rate-limited-turn-2",
+    "llm_faults": [{"mode": "rate_limit", "retry_after_s": 0, "turns": [2], "times": 1}],
+}
+
+
+@dataclass
+class ChatWorld:
+    config: Path
+    data: dict[str, Any]
+    resets: list[int]
+    llm_listener: str
+
+    def write(self) -> None:
+        self.config.write_text(yaml.safe_dump(self.data, sort_keys=False))
+
+    def run(self) -> RunResult:
+        self.write()
+        out = self.config.parent / "out"
+        return asyncio.run(run_contract_async(load_config(self.config), str(self.config), out))
+
+
+@contextmanager
+def chat_world(tmp: Path, template: Any, matrix: list[dict[str, Any]] | None = None) -> Iterator[ChatWorld]:
+    """The stateless endpoint behind the proxy's llm listener, asked the 3-turn conversation."""
+    llm_listen, resets = f"127.0.0.1:{free_port()}", list[int]()
+    with (
+        running_app(llm_routes(), "chat-llm") as llm,
+        running_app(stateless_agent_routes(f"http://{llm_listen}", resets), "chat-agent") as agent,
+    ):
+        data: dict[str, Any] = {
+            "version": "2.0",
+            "agent": {
+                "type": "http",
+                "endpoint": f"{agent}/chat",
+                "request_template": template,
+                "response_path": "$.reply",
+                "reset_endpoint": f"{agent}/reset",
+                "timeout_ms": 20000,
+            },
+            "proxy": {
+                "admin": f"127.0.0.1:{free_port()}",
+                "listeners": [{"name": "llm", "listen": llm_listen, "upstream": llm}],
+            },
+            "targets": {"llm": {"listener": "llm", "api": "openai"}},
+            "golden_prompts": [{"id": "aapl-in-euros", "turns": TURNS}],
+            "contract": {"name": "Conversation contract", "invariants": INVARIANTS},
+            "chaos_matrix": matrix or [CALM],
+            "run": {"seed": 3, "output": str(tmp / "out")},
+        }
+        tmp.mkdir(parents=True, exist_ok=True)
+        yield ChatWorld(tmp / "flakeproxy.yaml", data, resets, llm_listen)
+
+
+WITH_HISTORY = {"model": "gpt-4o-mini", "messages": "{messages}"}
+HISTORY_DROPPED = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "{prompt}"}]}
+
+
+def test_a_stateless_endpoint_given_messages_passes_the_conversation(tmp_path: Path) -> None:
+    with chat_world(tmp_path, WITH_HISTORY) as w:
+        result = w.run()
+    assert w.resets == [1]  # one reset for the episode, before turn 1, never between turns
+    [episode] = result.episodes
+    assert episode.prompt == "aapl-in-euros" and episode.turns == TURNS
+    assert episode.transcript is not None
+    assert [t.answer for t in episode.transcript] == [
+        "AAPL trades at $189.50.",
+        "AAPL is at 174.34 EUR.",
+        "You asked about AAPL.",
+    ]
+    assert episode.answer == "You asked about AAPL."
+    assert episode.latency_ms == pytest.approx(sum(t.latency_ms for t in episode.transcript), abs=0.5)
+    # the model got the whole conversation on turn 3: 2 earlier turns + their answers + the new turn
+    llm_calls = [e for e in episode.journal if "/chat/completions" in e["url"]]
+    assert [e["turn"] for e in llm_calls] == [1, 2, 3]
+    assert '"And in euros?"' in llm_calls[2]["request_body"] and "174.34 EUR" in llm_calls[2]["request_body"]
+    assert all(c.outcome == "pass" for c in result.cells), [(c.invariant, c.reason) for c in result.cells]
+    assert result.score is not None and result.score.verdict == "PASS"
+
+
+def test_the_same_endpoint_with_the_history_dropped_fails_it(tmp_path: Path) -> None:
+    with chat_world(tmp_path, HISTORY_DROPPED) as w:
+        result = w.run()
+    [episode] = result.episodes
+    assert episode.transcript is not None
+    ask_back = "Which stock do you mean?"
+    assert [t.answer for t in episode.transcript] == ["AAPL trades at $189.50.", ask_back, ask_back]
+    euros = result.cell("in-euros", "no-chaos")
+    assert euros.outcome == "fail" and euros.verdicts[0].reason.startswith("turn 2: ")
+    remembers = result.cell("remembers", "no-chaos")
+    assert remembers.outcome == "fail" and remembers.verdicts[0].evidence["turn"] == 2  # the first turn that failed
+    assert result.cell("answers", "no-chaos").outcome == "pass"  # it did answer every turn: the answers are wrong
+    assert result.cell("never-asks-back", "no-chaos").outcome == "fail"
+    assert result.score is not None and result.score.verdict == "FAIL"
+
+
+def _rate_limit_hits(result: RunResult) -> list[tuple[str, int | None, int]]:
+    """(episode, turn, status) of every faulted journal entry of the rate-limited scenario."""
+    return [
+        (e.id, entry.get("turn"), entry["status"])
+        for e in result.episodes
+        if e.scenario == "rate-limited-turn-2"
+        for entry in e.journal
+        if entry.get("fault")
+    ]
+
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+def test_a_rate_limit_on_turn_2_hits_turn_2_only(tmp_path: Path, concurrency: int) -> None:
+    with chat_world(tmp_path, WITH_HISTORY, [CALM, RATE_LIMITED_ON_TURN_2]) as w:
+        w.data["run"] |= {"replicas": 4, "concurrency": concurrency, "attribution": "header"}
+        result = w.run()
+    faulted = [e for e in result.episodes if e.scenario == "rate-limited-turn-2"]
+    assert len(faulted) == 4 and all(e.unattributed == 0 for e in result.episodes)
+    hits = _rate_limit_hits(result)
+    assert sorted(hits) == sorted((e.id, 2, 429) for e in faulted)  # one 429 per episode, on turn 2 only
+    for episode in faulted:
+        assert episode.transcript is not None
+        # the SDK retried the 429 and the conversation went on
+        assert [t.answer for t in episode.transcript][1] == "AAPL is at 174.34 EUR."
+        statuses = [(entry["turn"], entry["status"]) for entry in episode.journal]
+        assert statuses == [(1, 200), (2, 429), (2, 200), (3, 200)]
+        [record] = episode.faults()
+        assert record.turn == 2 and record.kind == "rate_limit"
+    [coverage] = [c for c in result.coverage if c.scenario == "rate-limited-turn-2"]
+    [fault] = coverage.faults
+    assert fault.applied == 4 and fault.applied_turns == {2: 4}
+    assert all(c.outcome == "pass" for c in result.cells), [(c.invariant, c.scenario, c.reason) for c in result.cells]
