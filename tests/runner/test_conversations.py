@@ -6,6 +6,7 @@ depends on turn 1."""
 from __future__ import annotations
 
 import asyncio
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -152,3 +153,36 @@ def test_a_rate_limit_on_turn_2_hits_turn_2_only(tmp_path: Path, concurrency: in
     [fault] = coverage.faults
     assert fault.applied == 4 and fault.applied_turns == {2: 4}
     assert all(c.outcome == "pass" for c in result.cells), [(c.invariant, c.scenario, c.reason) for c in result.cells]
+
+
+NODE_AGENT = Path(__file__).parents[2] / "examples" / "conversations" / "chat_agent.mjs"
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+@pytest.mark.parametrize("mode", ["one_process", "process_per_turn"])
+def test_a_node_command_agent_passes_the_conversation(tmp_path: Path, mode: str) -> None:
+    """No npm packages: one process reading a turn per line, or one process per turn keeping the conversation
+    under FLAKEPROXY_SESSION; a rate limit on turn 2 is waited out."""
+    with chat_world(tmp_path, WITH_HISTORY, [CALM, RATE_LIMITED_ON_TURN_2]) as w:
+        per_turn = ["--per-turn"] if mode == "process_per_turn" else []
+        w.data["agent"] = {
+            "type": "command",
+            "command": ["node", str(NODE_AGENT), *per_turn],
+            "env": {"LLM_URL": f"http://{w.llm_listener}", "STATE_DIR": str(tmp_path)},
+            "conversation": mode,
+            "timeout_ms": 20000,
+        }
+        result = w.run()
+    for episode in result.episodes:
+        assert episode.transcript is not None and episode.error is None
+        assert [t.answer for t in episode.transcript] == [
+            "AAPL trades at $189.50.",
+            "AAPL is at 174.34 EUR.",
+            "You asked about AAPL.",
+        ]
+    [limited] = [e for e in result.episodes if e.scenario == "rate-limited-turn-2"]
+    assert [(entry["turn"], entry["status"]) for entry in limited.journal] == [(1, 200), (2, 429), (2, 200), (3, 200)]
+    assert all(c.outcome == "pass" for c in result.cells), [(c.invariant, c.scenario, c.reason) for c in result.cells]
+    if mode == "process_per_turn":
+        # one session per episode (the matrix's two and the stateful check's second run), kept across its turns
+        assert len(list(tmp_path.glob("fp-*.json"))) == len(result.episodes) == 3
