@@ -9,6 +9,7 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from flakeproxy.reports import facts
+from flakeproxy.reports.transcript import transcript_text
 from flakeproxy.results import CellResult, RunResult
 
 # XML 1.0 forbids most control characters even as entities; an agent's answer may hold any of them.
@@ -58,6 +59,9 @@ def _testcase(result: RunResult, cell: CellResult) -> ET.Element:
         child.text = _evidence(result, cell)
     elif cell.outcome == "not_applicable":
         ET.SubElement(case, "skipped", message=message)
+    conversations = [t for e in facts.episodes_of(result, cell) if (t := transcript_text(e)) is not None]
+    if conversations:  # a conversation's turns, answers and faults, whatever the outcome
+        ET.SubElement(case, "system-out").text = clean("\n".join(conversations))
     return case
 
 

@@ -7,11 +7,13 @@ import html
 import re
 
 from flakeproxy.reports import facts
+from flakeproxy.reports.transcript import transcript_text
 from flakeproxy.results import RunResult
 from flakeproxy.safe_text import visible
 
 MAX_REASON = 300
 MAX_ROWS = 50
+MAX_CONVERSATIONS = 5  # conversations shown turn by turn under the problems
 # Inline Markdown that could format, link or break a table cell; `$` starts GitHub's math.
 _MARKDOWN = re.compile(r"([\\`*_\[\]|~$])")
 
@@ -63,6 +65,23 @@ def _problems(result: RunResult) -> list[str]:
     return lines
 
 
+def _conversations(result: RunResult) -> list[str]:
+    """The conversations behind failed or errored cells, turn by turn with their faults (folded)."""
+    shown: list[str] = []
+    lines: list[str] = []
+    for cell in facts.problems(result):
+        for episode in facts.episodes_of(result, cell):
+            text = transcript_text(episode)
+            if text is None or episode.id in shown or len(shown) >= MAX_CONVERSATIONS:
+                continue
+            shown.append(episode.id)
+            body = [escape(line.strip(), MAX_REASON) for line in text.splitlines()]
+            lines += ["", f"<details><summary>Conversation of episode {escape(episode.id, 20)} "
+                      f"({escape(cell.invariant, 80)} in {escape(cell.scenario, 80)})</summary>", ""]  # fmt: skip
+            lines += [f"- {line}" for line in body[1:]] + ["", "</details>"]
+    return lines
+
+
 def _pillars(result: RunResult) -> list[str]:
     if result.ci is None:
         return []
@@ -102,7 +121,7 @@ def _replays(result: RunResult) -> list[str]:
 
 
 def render(result: RunResult) -> str:
-    lines = _headline(result) + _pillars(result) + _replays(result) + _problems(result)
+    lines = _headline(result) + _pillars(result) + _replays(result) + _problems(result) + _conversations(result)
     if result.score is not None and result.score.reasons and not result.score.passed:
         lines += ["", "**Why it failed**", ""]
         lines += [f"- {escape(reason)}" for reason in result.score.reasons[:MAX_ROWS]]

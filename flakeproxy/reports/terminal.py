@@ -19,6 +19,9 @@ def coverage_lines(result: RunResult) -> list[str]:
         reached = f", reached the model {cov.reached_model}" if cov.reached_model is not None else ""
         lines.append(f"faults {cov.scenario}: decided {cov.decided}, applied {cov.applied}{reached}{mark}")
         for fault in cov.faults:
+            if fault.applied_turns:  # a conversation's: which turns it hit
+                hits = ", ".join(f"turn {t} x{n}" for t, n in sorted(fault.applied_turns.items()))
+                lines.append(f"  {fault.section}[{fault.index}] {fault.kind}: applied on {hits}")
             if fault.decided and fault.applied < fault.decided and fault.not_applied_reasons:
                 lines.append(f"  {fault.section}[{fault.index}] {fault.kind}: {fault.not_applied_reasons[0]}")
             if fault.reached_model is not None and fault.reached_model < fault.applied and fault.not_delivered_reasons:

@@ -6,7 +6,9 @@ depends on turn 1."""
 from __future__ import annotations
 
 import asyncio
+import re
 import shutil
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -17,6 +19,9 @@ import pytest
 import yaml
 
 from flakeproxy import load_config
+from flakeproxy.cli.report import load_result
+from flakeproxy.reports import write as write_reports
+from flakeproxy.reports.terminal import render as render_terminal
 from flakeproxy.results import RunResult
 from flakeproxy.runner.engine import run_contract_async
 from tests.support.chat import INVARIANTS, TURNS, llm_routes, stateless_agent_routes
@@ -186,3 +191,32 @@ def test_a_node_command_agent_passes_the_conversation(tmp_path: Path, mode: str)
     if mode == "process_per_turn":
         # one session per episode (the matrix's two and the stateful check's second run), kept across its turns
         assert len(list(tmp_path.glob("fp-*.json"))) == len(result.episodes) == 3
+
+
+def test_reports_show_the_transcript_with_faults_at_their_turn(tmp_path: Path) -> None:
+    with chat_world(tmp_path, HISTORY_DROPPED, [CALM, RATE_LIMITED_ON_TURN_2]) as w:
+        w.run()
+    out = tmp_path / "out"
+    result = load_result(out / "results.json")  # the transcript survives results.json
+    write_reports(result, out, ["junit", "html", "md"])
+    # JUnit: one testcase per cell as before, each with the conversation in system-out
+    suites = ET.parse(out / "junit.xml").getroot()
+    cases = [c for c in suites.iter("testcase") if c.get("classname") in ("no-chaos", "rate-limited-turn-2")]
+    assert len(cases) == len(result.cells) == 8
+    limited = next(c for c in cases if c.get("classname") == "rate-limited-turn-2" and c.get("name") == "in-euros")
+    assert limited.find("failure") is not None
+    text = limited.findtext("system-out") or ""
+    turn2 = text[text.index("  turn 2 ") : text.index("  turn 3 ")]
+    assert "user: And in euros?" in turn2 and "agent: Which stock do you mean?" in turn2
+    assert "fault: llm_faults[0] rate_limit: applied: replied 429" in turn2
+    assert "fault:" not in text[: text.index("  turn 2 ")] + text[text.index("  turn 3 ") :]  # turns 1 and 3: none
+    # HTML: the transcript in the cell and the episode, the fault at turn 2
+    html = (out / "report.html").read_text()
+    assert html.count('<ol class="transcript">') >= 2
+    items = re.findall(r'<li class="turn"><b>turn (\d)</b>(.*?)</li>', html, re.S)
+    marked = [(turn, "And in euros?" in body) for turn, body in items if "rate_limit" in body]
+    assert marked and set(marked) == {("2", True)}  # the fault is shown at turn 2, and only there
+    # Markdown: the failed conversation turn by turn; the terminal's coverage: the turn the fault hit
+    summary = (out / "summary.md").read_text()
+    assert "<summary>Conversation of episode" in summary and "user: And in euros?" in summary
+    assert "llm_faults[0] rate_limit: applied on turn 2 x1" in render_terminal(result)
