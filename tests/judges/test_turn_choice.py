@@ -115,3 +115,17 @@ def test_journal_checks_see_the_requests_of_their_turn() -> None:
     assert _judge({**few, "turn": 1}, _episode(ANSWERS, journal)).outcome == "pass"
     assert _judge({**few, "turn": 2}, _episode(ANSWERS, journal)).outcome == "fail"
     assert _judge({**few, "turn": "conversation"}, _episode(ANSWERS, journal)).outcome == "fail"
+
+
+def test_behavior_unchanged_auto_compares_turn_by_turn() -> None:
+    same = {"type": "behavior_unchanged", "baseline": "auto", "similarity_threshold": 0.9}
+    config = _config(same)
+    assert config.contract is not None
+    calm = _episode(ANSWERS).model_copy(update={"id": "e0"})
+    changed = _episode([ANSWERS[0], "Which stock do you mean?", ANSWERS[2]])
+    ctx = Context(config, {"e0": calm, "e1": changed}, {(changed.prompt, 0): "e0"})
+    invariant = config.contract.invariants[0]
+    by_turn = {
+        turn: judge_episode(invariant.model_copy(update={"turn": turn}), changed, ctx).outcome for turn in (1, 2, 3)
+    }
+    assert by_turn == {1: "pass", 2: "fail", 3: "pass"}  # turn 2 against the calm turn 2, not the last answer
