@@ -131,6 +131,7 @@ class CiRun(ContractRun):
         return self._new(
             scenario=None,
             prompt=mutation.text,
+            turns=mutation.turns,
             prompt_index=mutation.prompt_index,
             purpose="mutation",
             mutation=mutation.id,
