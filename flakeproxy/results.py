@@ -286,7 +286,9 @@ class RunResult(Model):
     warnings: list[str] = Field(default_factory=list)
     scenarios: list[str] = Field(default_factory=list)
     invariants: list[str] = Field(default_factory=list)
-    agent_invocations: int = Field(0, description="How many times the agent was invoked (each one paid).")
+    agent_invocations: int = Field(
+        0, description="How many times the agent was invoked (each one paid; a conversation: once per turn)."
+    )
     unattributed_requests: int = Field(0, description="Proxied requests no episode could be tied to.")
     unattributed_journal: list[dict[str, Any]] = Field(
         default_factory=list, description="Their journal entries (episode null; episode_candidates: the open episodes)."

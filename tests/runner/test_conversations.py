@@ -24,6 +24,7 @@ from flakeproxy.reports import write as write_reports
 from flakeproxy.reports.terminal import render as render_terminal
 from flakeproxy.results import RunResult
 from flakeproxy.runner.engine import run_contract_async
+from flakeproxy.runner.replay import run_replay_async
 from tests.support.chat import INVARIANTS, TURNS, llm_routes, stateless_agent_routes
 from tests.support.loops import free_port, running_app
 
@@ -53,8 +54,11 @@ class ChatWorld:
 
 
 @contextmanager
-def chat_world(tmp: Path, template: Any, matrix: list[dict[str, Any]] | None = None) -> Iterator[ChatWorld]:
-    """The stateless endpoint behind the proxy's llm listener, asked the 3-turn conversation."""
+def chat_world(
+    tmp: Path, template: Any, matrix: list[dict[str, Any]] | None = None, llm_up: bool = True
+) -> Iterator[ChatWorld]:
+    """The stateless endpoint behind the proxy's llm listener, asked the 3-turn conversation (llm_up=False: the
+    listener's upstream is a port nothing listens on)."""
     llm_listen, resets = f"127.0.0.1:{free_port()}", list[int]()
     with (
         running_app(llm_routes(), "chat-llm") as llm,
@@ -72,7 +76,13 @@ def chat_world(tmp: Path, template: Any, matrix: list[dict[str, Any]] | None = N
             },
             "proxy": {
                 "admin": f"127.0.0.1:{free_port()}",
-                "listeners": [{"name": "llm", "listen": llm_listen, "upstream": llm}],
+                "listeners": [
+                    {
+                        "name": "llm",
+                        "listen": llm_listen,
+                        "upstream": llm if llm_up else f"http://127.0.0.1:{free_port()}",
+                    }
+                ],
             },
             "targets": {"llm": {"listener": "llm", "api": "openai"}},
             "golden_prompts": [{"id": "aapl-in-euros", "turns": TURNS}],
@@ -220,3 +230,26 @@ def test_reports_show_the_transcript_with_faults_at_their_turn(tmp_path: Path) -
     summary = (out / "summary.md").read_text()
     assert "<summary>Conversation of episode" in summary and "user: And in euros?" in summary
     assert "llm_faults[0] rate_limit: applied on turn 2 x1" in render_terminal(result)
+
+
+def test_a_recorded_conversation_replays_turn_by_turn_with_the_llm_gone(tmp_path: Path) -> None:
+    with chat_world(tmp_path / "record", WITH_HISTORY) as w:
+        w.write()
+        sessions = tmp_path / "sessions"
+        out = w.config.parent / "out"
+        asyncio.run(run_contract_async(load_config(w.config), str(w.config), out, record=sessions))
+    [file] = sessions.glob("*.yaml")
+    session = yaml.safe_load(file.read_text())
+    assert session["input"] == "aapl-in-euros" and session["turns"] == TURNS
+    assert session["answers"] == ["AAPL trades at $189.50.", "AAPL is at 174.34 EUR.", "You asked about AAPL."]
+    with chat_world(tmp_path / "replay", WITH_HISTORY, llm_up=False) as w:
+        w.data["replays"] = {"sources": [str(sessions)]}
+        w.write()
+        result = asyncio.run(run_replay_async(load_config(w.config), str(w.config), w.config.parent / "out"))
+    [episode] = result.episodes
+    assert episode.turns == TURNS and episode.transcript is not None
+    assert [t.answer for t in episode.transcript] == session["answers"]  # served from the recording, turn by turn
+    assert [e["turn"] for e in episode.journal] == [1, 2, 3]
+    assert result.replay is not None
+    [replayed] = result.replay.sessions
+    assert replayed.outcome == "pass" and replayed.served == 3 and replayed.unmatched == []
