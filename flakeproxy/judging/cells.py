@@ -17,7 +17,7 @@ from flakeproxy.config.warnings import ATTRIBUTION_FIX, attribution_fix
 from flakeproxy.invariants.base import Invariant
 from flakeproxy.judging.replicas import aggregate_replicas, pass_at_k, pass_hat_k
 from flakeproxy.judging.stats import wilson
-from flakeproxy.judging.turns import judge_turns
+from flakeproxy.judging.turns import beyond, judge_turns, whole_view
 from flakeproxy.judging.verdict import Observation, Verdict
 from flakeproxy.planning.plan import prompt_keys_of
 from flakeproxy.results import CellResult, Episode, EpisodeVerdict, Outcome
@@ -37,7 +37,8 @@ class Context:
     config: FlakeproxyConfig
     episodes: Mapping[str, Episode] = field(default_factory=dict)
     baselines: Mapping[tuple[str, int], str] = field(default_factory=dict)
-    #: judging one turn of a conversation: the conversation's prompt key and the turn (baseline: that turn's)
+    #: judging one turn of a conversation: the conversation's prompt key and the turn, 0 for the whole
+    #: (baseline: the calm answer to that turn, or the calm conversation's answers joined)
     turn: tuple[str, int] | None = None
 
     def baseline(self, episode: Episode) -> str | None:
@@ -45,10 +46,12 @@ class Context:
         key = self.turn[0] if self.turn else episode.prompt
         found = self.baselines.get((key, episode.replica))
         calm = self.episodes[found] if found and found in self.episodes else None
-        if calm is None or self.turn is None:
+        if calm is None or self.turn is None or calm.transcript is None:
             return calm.answer if calm is not None else None
         n = self.turn[1]
-        return calm.transcript[n - 1].answer if calm.transcript and len(calm.transcript) >= n else None
+        if n == 0:
+            return whole_view(calm).answer
+        return calm.transcript[n - 1].answer if len(calm.transcript) >= n else None
 
 
 def observe(episode: Episode, ctx: Context) -> Observation:
@@ -103,9 +106,11 @@ def _verdict(invariant: Invariant, episode: Episode, ctx: Context) -> Verdict:
     if episode.transcript is not None:  # a conversation: the turns its `turn:` names, each judged as an episode
 
         def judge(view: Episode, n: int | None) -> Verdict:
-            return _verdict(invariant, view, replace(ctx, turn=(episode.prompt, n)) if n else ctx)
+            return _verdict(invariant, view, replace(ctx, turn=(episode.prompt, n or 0)))
 
         return judge_turns(invariant.turn, episode, judge)
+    if ctx.turn is None and isinstance(invariant.turn, int) and invariant.turn > 1:  # a one-turn prompt has no turn 2
+        return beyond(invariant.turn, 1)
     if (gate := undelivered(invariant, episode)) is not None:
         return gate
     if episode.error is not None and invariant.needs_answer:

@@ -43,12 +43,18 @@ def judge_turns(choice: str | int, episode: Episode, judge: Judge) -> Verdict:
     if choice == "conversation":
         return judge(whole_view(episode), None)
     if isinstance(choice, int) and choice > count:
-        return Verdict("error", f"turn: {choice}, but this conversation has {count} turn(s); use 1 to {count}")
+        return beyond(choice, count)
     if choice in ("last", "all", "any") or isinstance(choice, int):
         wanted = [choice] if isinstance(choice, int) else ([count] if choice == "last" else range(1, count + 1))
         verdicts = [(n, judge(turn_view(episode, n), n)) for n in wanted]
         return combine(str(choice), verdicts)
     raise ValueError(f"unknown turn choice {choice!r}")
+
+
+def beyond(turn: int, count: int) -> Verdict:
+    """A numbered turn this prompt does not have: nothing to judge (the config check refuses a turn no prompt of
+    the invariant has; a shorter prompt among longer ones is n/a)."""
+    return Verdict("not_applicable", f"turn: {turn}, but this prompt has {count} turn(s)")
 
 
 def _on(n: int, verdict: Verdict) -> Verdict:

@@ -10,6 +10,7 @@ import yaml
 
 from flakeproxy.config import FlakeproxyConfig
 from flakeproxy.config.loader import parse_config
+from flakeproxy.errors import ConfigError
 from flakeproxy.judging.cells import Context, judge_episode
 from flakeproxy.results import Episode, EpisodeVerdict, TurnRecord
 
@@ -94,9 +95,17 @@ def test_a_turn_without_an_answer_is_an_error_for_that_turn_only() -> None:
     assert whole.outcome == "error" and "turn 2: agent timed out" in whole.reason
 
 
-def test_a_turn_past_the_end_is_an_error_naming_the_turns() -> None:
-    verdict = _judge({**EUROS, "turn": 5}, _episode(ANSWERS))
-    assert verdict.outcome == "error" and "this conversation has 3 turn(s); use 1 to 3" in verdict.reason
+def test_a_turn_no_prompt_has_is_a_config_error_and_a_shorter_prompt_is_n_a() -> None:
+    with pytest.raises(ConfigError, match=r"contract.invariants\[0\].turn: turn 5, but the longest prompt it judges"):
+        _judge({**EUROS, "turn": 5}, _episode(ANSWERS))
+    config = _config({**EUROS, "turn": 3})
+    assert config.contract is not None
+    short = _episode(ANSWERS).model_copy(update={"transcript": _episode(ANSWERS).transcript[:2]})  # type: ignore[index]
+    verdict = judge_episode(config.contract.invariants[0], short, Context(config))
+    assert verdict.outcome == "not_applicable" and verdict.reason == "turn: 3, but this prompt has 2 turn(s)"
+    one_turn = _episode(ANSWERS).model_copy(update={"transcript": None, "turns": None})
+    verdict = judge_episode(config.contract.invariants[0], one_turn, Context(config))
+    assert verdict.outcome == "not_applicable" and verdict.reason == "turn: 3, but this prompt has 1 turn(s)"
 
 
 def test_latency_per_turn_and_for_the_whole_conversation() -> None:
@@ -129,3 +138,12 @@ def test_behavior_unchanged_auto_compares_turn_by_turn() -> None:
         turn: judge_episode(invariant.model_copy(update={"turn": turn}), changed, ctx).outcome for turn in (1, 2, 3)
     }
     assert by_turn == {1: "pass", 2: "fail", 3: "pass"}  # turn 2 against the calm turn 2, not the last answer
+
+
+def test_behavior_unchanged_auto_on_the_whole_conversation_compares_the_whole() -> None:
+    config = _config({"type": "behavior_unchanged", "baseline": "auto", "turn": "conversation"})
+    assert config.contract is not None
+    calm = _episode(ANSWERS).model_copy(update={"id": "e0"})
+    same = _episode(ANSWERS)
+    ctx = Context(config, {"e0": calm, "e1": same}, {(same.prompt, 0): "e0"})
+    assert judge_episode(config.contract.invariants[0], same, ctx).outcome == "pass"
