@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from aiohttp import web
 
+from flakeproxy.config import load_config
 from flakeproxy.config.agent import CommandAgent, HttpAgent, PythonAgent
 from flakeproxy.results import Episode
 from flakeproxy.runner.agents.base import Agent, Invocation
@@ -20,6 +22,7 @@ from flakeproxy.runner.agents.command import CommandAdapter
 from flakeproxy.runner.agents.http import HttpAdapter
 from flakeproxy.runner.agents.python import PythonAdapter
 from flakeproxy.runner.conversation import Exchange, converse, new_session
+from flakeproxy.runner.engine import run_contract_async
 from tests.support.loops import running_app
 
 TURNS = ["first", "second\nline", "third"]
@@ -165,3 +168,44 @@ def test_a_python_callable_gets_the_history_and_session_by_name() -> None:
     assert answers == ["fp-s1: 0 before first", "fp-s1: 2 before second\nline", "fp-s1: 4 before third"]
     one_argument = PythonAgent(type="python", callable=f"{__name__}:just_the_prompt")
     assert _answers(asyncio.run(_converse(PythonAdapter(one_argument)))) == ["FIRST", "SECOND\nLINE", "THIRD"]
+
+
+PYTHON_AGENT = """
+    def get_quote(symbol):
+        return {"symbol": symbol, "price": 189.5}
+
+    REGISTRY = {"get_quote": get_quote}
+
+    def chat(prompt, history):
+        try:
+            quote = REGISTRY["get_quote"]("AAPL")
+        except Exception as e:
+            return f"turn {len(history) // 2 + 1}: the quote tool failed ({e})"
+        return f"turn {len(history) // 2 + 1}: AAPL at {quote['price']} (source: exchange)"
+"""
+
+
+def test_a_python_agents_tool_fault_on_turn_2_hits_turn_2_only(tmp_path: Path) -> None:
+    (tmp_path / "turn_agent.py").write_text(textwrap.dedent(PYTHON_AGENT))
+    config = {
+        "version": "2.0",
+        "agent": {"type": "python", "callable": "turn_agent:chat", "tool_registry": "turn_agent:REGISTRY"},
+        "golden_prompts": [["first", "second", "third"]],
+        "contract": {"name": "c", "invariants": [{"id": "cites", "type": "regex", "pattern": "source", "turn": 2}]},
+        "chaos_matrix": [{"name": "down-on-2", "tool_faults": [{"tool": "get_quote", "mode": "error", "turns": [2]}]}],
+        "run": {"output": str(tmp_path / "out")},
+    }
+    path = tmp_path / "flakeproxy.yaml"
+    path.write_text(yaml.safe_dump(config))
+    result = asyncio.run(run_contract_async(load_config(path), str(path), tmp_path / "out"))
+    [episode] = [e for e in result.episodes if e.purpose == "matrix"]
+    assert episode.transcript is not None
+    assert [t.answer for t in episode.transcript] == [
+        "turn 1: AAPL at 189.5 (source: exchange)",
+        "turn 2: the quote tool failed (tool get_quote failed: HTTP 503: "
+        '{"error": {"code": 503, "message": "Service unavailable"}})',
+        "turn 3: AAPL at 189.5 (source: exchange)",
+    ]
+    faulted = [(entry["turn"], bool(entry["fault"])) for entry in episode.journal]
+    assert faulted == [(1, False), (2, True), (3, False)]
+    assert result.cell("cites", "down-on-2").outcome == "fail"
