@@ -7,8 +7,8 @@ import html
 import re
 
 from flakeproxy.reports import facts
-from flakeproxy.reports.transcript import transcript_text
-from flakeproxy.results import RunResult
+from flakeproxy.reports.transcript import turn_faults
+from flakeproxy.results import CellResult, Episode, RunResult
 from flakeproxy.safe_text import visible
 
 MAX_REASON = 300
@@ -65,21 +65,27 @@ def _problems(result: RunResult) -> list[str]:
     return lines
 
 
+def _conversation(episode: Episode, cell: CellResult) -> list[str]:
+    """One conversation as a folded numbered list: each turn's prompt and answer, its faults under it."""
+    assert episode.transcript is not None
+    title = f"{escape(episode.id, 20)} ({escape(cell.invariant, 80)} in {escape(cell.scenario, 80)})"
+    lines = ["", f"<details><summary>Conversation of episode {title}</summary>", ""]
+    for turn in episode.transcript:
+        said = escape(f"agent error: {turn.error}" if turn.error else turn.answer or "(no answer)")
+        lines.append(f"{turn.turn}. **user** {escape(turn.prompt)}<br>**agent** {said} ({turn.latency_ms:.0f} ms)")
+        faults = turn_faults(episode, turn.turn)
+        lines += [f"   - fault {escape(f.label, 80)}: {escape(f.describe())}" for f in faults]
+    return [*lines, "", "</details>"]
+
+
 def _conversations(result: RunResult) -> list[str]:
     """The conversations behind failed or errored cells, turn by turn with their faults (folded)."""
-    shown: list[str] = []
-    lines: list[str] = []
+    shown: dict[str, list[str]] = {}
     for cell in facts.problems(result):
         for episode in facts.episodes_of(result, cell):
-            text = transcript_text(episode)
-            if text is None or episode.id in shown or len(shown) >= MAX_CONVERSATIONS:
-                continue
-            shown.append(episode.id)
-            body = [escape(line.strip(), MAX_REASON) for line in text.splitlines()]
-            lines += ["", f"<details><summary>Conversation of episode {escape(episode.id, 20)} "
-                      f"({escape(cell.invariant, 80)} in {escape(cell.scenario, 80)})</summary>", ""]  # fmt: skip
-            lines += [f"- {line}" for line in body[1:]] + ["", "</details>"]
-    return lines
+            if episode.transcript is not None and episode.id not in shown and len(shown) < MAX_CONVERSATIONS:
+                shown[episode.id] = _conversation(episode, cell)
+    return [line for lines in shown.values() for line in lines]
 
 
 def _pillars(result: RunResult) -> list[str]:

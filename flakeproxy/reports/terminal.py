@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from flakeproxy.reports.facts import cannot_fail, interruption, rate_interval
-from flakeproxy.results import RunResult
+from flakeproxy.reports.facts import cannot_fail, episodes_of, interruption, rate_interval
+from flakeproxy.reports.transcript import transcript_text
+from flakeproxy.results import CellResult, RunResult
 from flakeproxy.safe_text import visible
 
 SYMBOL = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "not_applicable": "n/a"}
@@ -34,6 +35,21 @@ def coverage_lines(result: RunResult) -> list[str]:
         + (f"; {result.unattributed_requests} requests not attributed" if result.unattributed_requests else "")
     )
     return [*lines, ""]
+
+
+#: Conversations shown turn by turn under the failed cells (the rest are in report.html and results.json).
+MAX_CONVERSATIONS = 3
+
+
+def conversation_lines(result: RunResult, problems: list[CellResult]) -> list[str]:
+    """The first few conversations behind failed or errored cells, turn by turn with their faults."""
+    shown: dict[str, str] = {}
+    for cell in problems:
+        for episode in episodes_of(result, cell):
+            text = transcript_text(episode)
+            if text is not None and episode.id not in shown and len(shown) < MAX_CONVERSATIONS:
+                shown[episode.id] = text
+    return ["", *"".join(shown.values()).rstrip("\n").splitlines()] if shown else []
 
 
 def render(result: RunResult) -> str:
@@ -67,6 +83,7 @@ def _contract(result: RunResult) -> str:
         lines.append("")
         for c in problems:
             lines.append(f"{SYMBOL[c.outcome]:<5} {c.invariant} in {c.scenario} [{c.severity}]: {c.reason}")
+        lines += conversation_lines(result, problems)
     lines += ["", *coverage_lines(result)]
     if result.score is not None:
         score = result.score
