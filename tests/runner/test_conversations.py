@@ -20,6 +20,7 @@ import yaml
 
 from flakeproxy import load_config
 from flakeproxy.cli.report import load_result
+from flakeproxy.replay.export import export_sessions
 from flakeproxy.reports import write as write_reports
 from flakeproxy.reports.terminal import render as render_terminal
 from flakeproxy.results import RunResult
@@ -245,6 +246,8 @@ def test_a_recorded_conversation_replays_turn_by_turn_with_the_llm_gone(tmp_path
     session = yaml.safe_load(file.read_text())
     assert session["input"] == "aapl-in-euros" and session["turns"] == TURNS
     assert session["answers"] == ["AAPL trades at $189.50.", "AAPL is at 174.34 EUR.", "You asked about AAPL."]
+    [exported] = export_sessions(load_result(out / "results.json"), failed=False)  # replay export keeps them too
+    assert (exported.turns, exported.answers) == (TURNS, session["answers"])
     with chat_world(tmp_path / "replay", WITH_HISTORY, llm_up=False) as w:
         w.data["replays"] = {"sources": [str(sessions)]}
         w.write()
