@@ -24,6 +24,7 @@ from flakeproxy.replay.export import export_sessions
 from flakeproxy.reports import write as write_reports
 from flakeproxy.reports.terminal import render as render_terminal
 from flakeproxy.results import RunResult
+from flakeproxy.runner.ci import run_ci_async
 from flakeproxy.runner.engine import run_contract_async
 from flakeproxy.runner.replay import run_replay_async
 from tests.support.chat import INVARIANTS, TURNS, llm_routes, stateless_agent_routes
@@ -259,3 +260,17 @@ def test_a_recorded_conversation_replays_turn_by_turn_with_the_llm_gone(tmp_path
     assert result.replay is not None
     [replayed] = result.replay.sessions
     assert replayed.outcome == "pass" and replayed.served == 3 and replayed.unmatched == []
+
+
+def test_the_ci_chaos_pillar_sends_the_conversation(tmp_path: Path) -> None:
+    with chat_world(tmp_path, WITH_HISTORY) as w:
+        w.data["invariants"] = [{"id": "in-euros", "type": "regex", "pattern": "EUR", "turn": 2}]
+        w.data["chaos"] = {"llm_faults": [RATE_LIMITED_ON_TURN_2["llm_faults"][0]]}  # type: ignore[index]
+        w.write()
+        result = asyncio.run(run_ci_async(load_config(w.config), str(w.config), w.config.parent / "out"))
+    assert result.ci is not None
+    [chaos] = [p for p in result.ci.pillars if p.name == "chaos"]
+    [item] = chaos.items
+    episode = result.episode(item.episode)
+    assert episode.turns == TURNS and [(e["turn"], e["status"]) for e in episode.journal][1:3] == [(2, 429), (2, 200)]
+    assert item.outcome == "pass" and item.verdicts["in-euros"].reason.startswith("turn 2: ")
