@@ -49,6 +49,7 @@ class CommandAdapter:
     def __init__(self, config: CommandAgent) -> None:
         self.config = config
         self.sessions: dict[str, Session] = {}  # one_process: episode session id -> its process
+        self.stopped: dict[str, str] = {}  # one_process: session id -> why its process is gone before the end
 
     @property
     def has_reset(self) -> bool:
@@ -123,6 +124,8 @@ class CommandAdapter:
         """One turn of a one_process agent: the turn as one line on its stdin, its answer the next line of stdout
         (the process starts on the episode's first turn)."""
         key = how.session or how.cell or ""
+        if key in self.stopped:  # a new process would not know the conversation: this turn has nowhere to go
+            return Reply(None, 0.0, f"{self.stopped[key]}; turn {how.turn} was not sent")
         start = time.monotonic()
         session = self.sessions.get(key)
         if session is None:
@@ -136,14 +139,10 @@ class CommandAdapter:
             await stdin.drain()
             line = await asyncio.wait_for(stdout.readline(), self.config.timeout_ms / 1000)
         except TimeoutError:
-            await self._end(key)
-            ms = (time.monotonic() - start) * 1000
-            return Reply(
-                None,
-                ms,
-                f"agent command gave no answer line to turn {how.turn} within "
-                f"{self.config.timeout_ms} ms (process group killed)",
-            )
+            await self._end(key, kill=True)
+            why = f"agent command gave no answer line to turn {how.turn} within {self.config.timeout_ms} ms"
+            self.stopped[key] = f"{why} (process group killed)"
+            return Reply(None, (time.monotonic() - start) * 1000, self.stopped[key])
         except (BrokenPipeError, ConnectionResetError):
             line = b""
         except BaseException:
@@ -152,22 +151,25 @@ class CommandAdapter:
         if not line:  # it exited (or closed its stdout) instead of answering
             code = await self._end(key)
             said = telling_line(bytes(session.stderr).decode(errors="replace"))
-            ms = (time.monotonic() - start) * 1000
-            return Reply(None, ms, f"agent command exited {code} before answering turn {how.turn}: {clip(said)}")
+            self.stopped[key] = f"agent command exited {code} before answering turn {how.turn}: {clip(said)}"
+            return Reply(None, (time.monotonic() - start) * 1000, self.stopped[key])
         return Reply(line.decode("utf-8", errors="replace").rstrip("\r\n"), (time.monotonic() - start) * 1000)
 
     async def end_session(self, how: Invocation) -> None:
         """After an episode's last turn: a one_process agent's stdin is closed; it has 2 s to exit, then is killed."""
-        await self._end(how.session or how.cell or "")
+        key = how.session or how.cell or ""
+        self.stopped.pop(key, None)
+        await self._end(key)
 
-    async def _end(self, key: str) -> int | None:
+    async def _end(self, key: str, kill: bool = False) -> int | None:
+        """Close a session's process: stdin closed, 2 s to exit, then (or at once with kill) its group killed."""
         session = self.sessions.pop(key, None)
         if session is None:
             return None
         if session.process.stdin is not None and not session.process.stdin.is_closing():
             session.process.stdin.close()
         try:
-            await asyncio.wait_for(session.process.wait(), 2)
+            await asyncio.wait_for(session.process.wait(), 0 if kill else 2)
         except TimeoutError:
             await _kill(session.process)
         if session.drain is not None:
