@@ -228,6 +228,7 @@ def test_reports_show_the_transcript_with_faults_at_their_turn(tmp_path: Path) -
     items = re.findall(r'<li class="turn"><b>turn (\d)</b>(.*?)</li>', html, re.S)
     marked = [(turn, "And in euros?" in body) for turn, body in items if "rate_limit" in body]
     assert marked and set(marked) == {("2", True)}  # the fault is shown at turn 2, and only there
+    assert "llm_faults[0] rate_limit 1/1, turn 2 x1" in html  # and the coverage says which turn it hit
     # Markdown: the failed conversation turn by turn; the terminal's coverage: the turn the fault hit
     summary = (out / "summary.md").read_text()
     assert "<summary>Conversation of episode" in summary and "2. **user** And in euros?<br>**agent** Which" in summary
