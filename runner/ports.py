@@ -9,6 +9,8 @@ the later ones use that name.
 
 from __future__ import annotations
 
+import bisect
+import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -74,10 +76,12 @@ class ProxyPort:
 
 class MockPort:
     """An HTTP mock service that records requests: cleared before each episode when episodes run one at a time,
-    read after it (only the requests named for this episode when they overlap)."""
+    read after it (only the requests named for this episode when they overlap). In a conversation each request
+    is marked with the turn that was running when it arrived."""
 
     def __init__(self, service: HttpMockService, sequential: bool) -> None:
         self.service, self.sequential = service, sequential
+        self.turn_starts: dict[str, list[float]] = {}  # episode -> when each of its turns began (time.time())
 
     async def begin(self, opening: Opening) -> str | None:
         if self.sequential:
@@ -85,8 +89,12 @@ class MockPort:
         return None
 
     async def turn(self, episode: str, turn: int) -> None:
-        return None  # a mock's requests are not told apart by turn
+        self.turn_starts.setdefault(episode, []).append(time.time())
 
     async def end(self, episode: str, texts: list[str | None]) -> Records:
         recorded = await mock_call(self.service, "requests")
-        return Records(recorded if self.sequential else [r for r in recorded if r.get("episode") == episode])
+        mine = recorded if self.sequential else [r for r in recorded if r.get("episode") == episode]
+        starts = self.turn_starts.pop(episode, None)
+        if starts:  # the turn running when each request arrived
+            mine = [{**r, "turn": max(1, bisect.bisect_right(starts, float(r.get("started_at") or 0)))} for r in mine]
+        return Records(mine)
