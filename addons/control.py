@@ -79,6 +79,7 @@ class ControlApi:
                 route(api.SCENARIO_PUT, self.put_scenario),
                 route(api.EPISODE_BEGIN, self.begin_episode),
                 route(api.EPISODE_END, self.end_episode),
+                route(api.EPISODE_TURN, self.episode_turn),
                 route(api.JOURNAL, self.get_journal),
                 route(api.RESET, self.reset),
             ]
@@ -212,6 +213,21 @@ class ControlApi:
         if isinstance(value, str):
             raise Problem(404, f"unknown scenario {value!r}", valid=sorted(self.scenarios))
         raise Problem(400, f"scenario must be a name, a definition or null, got {json.dumps(value)[:80]}")
+
+    async def episode_turn(self, request: web.Request) -> web.Response:
+        """Tell an open episode which turn of its conversation runs now: {turn: 1, 2, ...}."""
+        wanted = episode_id(request.match_info["id"])
+        if wanted not in self.injector.episodes:
+            raise Problem(404, f"no open episode {wanted!r}", valid=sorted(self.injector.episodes))
+        body = await json_object(request)
+        unknown = sorted(set(body) - {"turn"})
+        if unknown:
+            raise Problem(400, f"unknown keys {unknown}", valid=["turn"])
+        turn = body.get("turn")
+        if not isinstance(turn, int) or isinstance(turn, bool) or turn < 1:
+            raise Problem(400, f"turn must be an integer from 1 (the first turn), got {json.dumps(turn)[:80]}")
+        episode = self.injector.set_turn(wanted, turn)
+        return web.json_response({**self._episode_view(episode), "turn": turn})
 
     async def end_episode(self, request: web.Request) -> web.StreamResponse:
         wanted = episode_id(request.match_info["id"])

@@ -139,6 +139,7 @@ class FaultAddon:
             started_at=time.time(),
             listener=call.listener,
             slot=self._slot(flow),
+            turn=self.injector.turn_of(episode),
             targets=list(call.targets),
             method=call.method,
             url=call.url,

@@ -39,6 +39,7 @@ SCENARIO_GET = Route("GET", "/scenario")
 SCENARIO_PUT = Route("PUT", "/scenario")
 EPISODE_BEGIN = Route("POST", "/episodes")
 EPISODE_END = Route("POST", "/episodes/{id}/end")
+EPISODE_TURN = Route("POST", "/episodes/{id}/turn")
 JOURNAL = Route("GET", "/journal")
 RESET = Route("POST", "/reset")
 REPLAY_LOAD = Route("PUT", "/episodes/{id}/replay")
@@ -54,6 +55,7 @@ ROUTES = [
     SCENARIO_PUT,
     EPISODE_BEGIN,
     EPISODE_END,
+    EPISODE_TURN,
     JOURNAL,
     RESET,
     REPLAY_LOAD,
@@ -105,6 +107,14 @@ class EpisodeEnd(Body):
     texts: list[str | None] | None = None
 
 
+class EpisodeTurn(Body):
+    """POST /episodes/{id}/turn: the turn of its conversation the episode runs from now on (1 = the first). Its
+    requests carry it in the journal; faults with `turns:` fire only on theirs; after_calls and times go on
+    counting across turns."""
+
+    turn: int = Field(ge=1)
+
+
 class RecordingSet(Body):
     """PUT /recording."""
 
@@ -131,6 +141,12 @@ class EpisodeView(Reply):
 
     id: str
     label: str | None = None
+
+
+class EpisodeTurnSet(EpisodeView):
+    """What POST /episodes/{id}/turn gives back: the episode and the turn it runs now."""
+
+    turn: int
 
 
 class EpisodeEnded(EpisodeView):

@@ -50,8 +50,20 @@ def shift_episode_id(id_: str, by: int) -> str:
     return episode_id(episode_number(id_) + by)
 
 
+class TurnRecord(Model):
+    """One turn of a conversation as the agent answered it."""
+
+    turn: int = Field(description="1 = the first.")
+    prompt: str
+    answer: str | None = None
+    error: str | None = Field(None, description="Why the agent gave no answer to this turn.")
+    latency_ms: float = 0.0
+
+
 class Episode(Model):
-    """One invocation of the agent, started from a reset: (scenario, prompt, replica)."""
+    """One invocation of the agent, started from a reset: (scenario, prompt, replica). A conversation is one
+    episode too: its turns run in order after one reset, and answer, error and latency are the last turn's answer
+    and error and the whole conversation's latency (each turn's are in transcript)."""
 
     id: str = Field(description="e1, e2, ... in plan order; cells refer to episodes by it.")
     scenario: str | None = Field(description="None for a calm run outside the matrix (a baseline).")
@@ -62,6 +74,10 @@ class Episode(Model):
     mutation: str | None = Field(None, description="The mutation's id (mutation pillar), its text is the prompt.")
     invariant: str | None = Field(None, description="run.isolation: cell: the one invariant this episode is for.")
     label: str = Field(description="Stable across runs; seeds the fault decisions of this episode.")
+    turns: list[str] | None = Field(
+        None, description="A conversation's user turns (prompt is then its id, or its turns joined); None: one turn."
+    )
+    transcript: list[TurnRecord] | None = Field(None, description="A conversation's turns as they were answered.")
     cell_id: str | None = Field(None, description="The proxy's id for this episode (its control API's episode id).")
     answer: str | None = None
     latency_ms: float = 0.0
@@ -152,6 +168,10 @@ class FaultCoverage(Model):
     not_applied_reasons: list[str] = Field(default_factory=list)
     not_delivered_reasons: list[str] = Field(
         default_factory=list, description="Why an applied attack did not reach the model (or could not be seen)."
+    )
+    applied_turns: dict[int, int] = Field(
+        default_factory=dict,
+        description="Conversations: how often it applied on each turn (turn -> count); empty for one-turn prompts.",
     )
 
 
@@ -288,7 +308,9 @@ class RunResult(Model):
     warnings: list[str] = Field(default_factory=list)
     scenarios: list[str] = Field(default_factory=list)
     invariants: list[str] = Field(default_factory=list)
-    agent_invocations: int = Field(0, description="How many times the agent was invoked (each one paid).")
+    agent_invocations: int = Field(
+        0, description="How many times the agent was invoked (each one paid; a conversation: once per turn)."
+    )
     unattributed_requests: int = Field(0, description="Proxied requests no episode could be tied to.")
     unattributed_journal: list[dict[str, Any]] = Field(
         default_factory=list, description="Their journal entries (episode null; episode_candidates: the open episodes)."

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from flakeproxy.config import FlakeproxyConfig
 from flakeproxy.config.can_fail import why_ci_cannot_fail
+from flakeproxy.config.conversation import prompt_key, prompt_turns
 from flakeproxy.errors import ConfigError
 from flakeproxy.mutations import Mutation, MutationSet, mutations_for
 from flakeproxy.planning.pillars import CALM, chaos_pillar, combine, mutation_pillar
@@ -132,6 +133,7 @@ class CiRun(ContractRun):
         return self._new(
             scenario=None,
             prompt=mutation.text,
+            turns=mutation.turns,
             prompt_index=mutation.prompt_index,
             purpose="mutation",
             mutation=mutation.id,
@@ -149,7 +151,8 @@ class CiRun(ContractRun):
         episodes = [
             self._new(
                 scenario=scenario.name,
-                prompt=prompt,
+                prompt=prompt_key(prompt),
+                turns=prompt_turns(prompt),
                 prompt_index=n,
                 replica=r,
                 purpose="chaos",

@@ -118,6 +118,11 @@ class ControlClient:
                 setattr(body, key, value)
         return api.EpisodeView.model_validate(await self.call(api.EPISODE_BEGIN, body)).id
 
+    async def turn(self, episode: str, turn: int) -> None:
+        """Tell an open episode which turn of its conversation runs now (its requests carry it; `turns:` faults
+        fire only on theirs)."""
+        await self.call(api.EPISODE_TURN, api.EpisodeTurn(turn=turn), episode)
+
     async def end(
         self, episode: str, texts: list[str | None] | None = None
     ) -> tuple[list[dict[str, Any]], list[int], list[str | None]]:

@@ -141,7 +141,7 @@ class ContractRun:
             async with gate:
                 done = await runner.run(episode)
             self.done[done.id] = done
-            self.result.agent_invocations += 1
+            self.result.agent_invocations += len(done.transcript) if done.transcript is not None else 1  # per turn
             self.spent.charge(account(done, self.config))
             self.progress(self._spent_line(_line(len(self.done) - base, total, done)))
             if done.unsettled:

@@ -20,8 +20,9 @@ from flakeproxy.proxycore.redact import Redactor
 from flakeproxy.results import Episode
 from flakeproxy.runner.agents.base import Agent, Invocation
 from flakeproxy.runner.agents.python import import_object
-from flakeproxy.runner.answers import reply_texts, scrubbed
+from flakeproxy.runner.answers import scrubbed
 from flakeproxy.runner.control import ControlClient
+from flakeproxy.runner.conversation import converse, new_session
 from flakeproxy.runner.ports import EpisodePort, Opening
 from flakeproxy.runner.telemetry import agent_spans
 from flakeproxy.telemetry.intake import scrub_spans
@@ -106,7 +107,7 @@ class EpisodeRunner:
             self.slots.put_nowait(slot)
 
     async def _run(self, episode: Episode, slot: int | None) -> Episode:
-        how = Invocation(slot=slot, urls=self._urls(slot))
+        how = Invocation(slot=slot, urls=self._urls(slot), session=new_session())
         await self.reset(how)
         scenario, seed = self.scenario_of(episode), self.config.run.seed
         trace = new_trace(episode.id, episode.label, seed, self.nonce)
@@ -118,8 +119,9 @@ class EpisodeRunner:
         for hook in self.hooks:
             await hook.begun(episode, cell)
         how = dataclasses.replace(how, cell=cell, trace=dataclasses.replace(trace, cell=cell))
-        reply = await self.agent.invoke(episode.prompt, how)
-        texts, journal, unsettled = reply_texts(reply), list[dict[str, Any]](), list[int]()
+        exchange = await converse(self.agent, self.ports, episode, how)
+        reply = exchange.reply
+        texts, journal, unsettled = exchange.texts(), list[dict[str, Any]](), list[int]()
         for port in self.ports:
             records = await port.end(cell, texts)
             journal += records.journal
@@ -127,7 +129,8 @@ class EpisodeRunner:
             texts = records.texts if records.texts is not None else texts
         redactor, found = Redactor(self.config.redact), set[str]()  # everything an episode collects, redacted
         entries = [redactor.entry(e, found) for e in sorted(journal, key=lambda e: e.get("started_at", 0))]
-        answer, error = scrubbed(texts, redactor, found)  # no secret, any text
+        texts = [None if t is None else redactor.literals(t, found) for t in texts]
+        answer, error = scrubbed(texts[:2], redactor, found)  # no secret, any text
         spans = scrub_spans(await agent_spans(self.control, self.config, trace, journal), found)
         done = episode.model_copy(
             update={
@@ -135,6 +138,7 @@ class EpisodeRunner:
                 "answer": answer,
                 "latency_ms": round(reply.latency_ms, 1),
                 "error": error,
+                "transcript": exchange.transcript(texts),
                 "journal": mark_delivery(entries, self.llm_targets),
                 "unsettled": len(unsettled),
                 "traceparent": trace.traceparent,

@@ -9,6 +9,8 @@ the later ones use that name.
 
 from __future__ import annotations
 
+import bisect
+import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -47,6 +49,9 @@ class EpisodePort(Protocol):
     async def begin(self, opening: Opening) -> str | None:
         """Start keeping records of this episode; a new id for it, or None to keep opening.id."""
 
+    async def turn(self, episode: str, turn: int) -> None:
+        """A conversation's turn `turn` (1 = the first) starts now in this episode; its records carry it."""
+
     async def end(self, episode: str, texts: list[str | None]) -> Records:
         """The episode's records (texts: the agent's answer and error, for a port that scrubs secrets)."""
 
@@ -61,6 +66,9 @@ class ProxyPort:
         trace_id = opening.trace.trace_id
         return await self.control.begin(opening.label, opening.scenario_ref, opening.seed, trace_id, opening.slot)
 
+    async def turn(self, episode: str, turn: int) -> None:
+        await self.control.turn(episode, turn)
+
     async def end(self, episode: str, texts: list[str | None]) -> Records:
         journal, unsettled, scrubbed = await self.control.end(episode, texts)
         return Records(journal, unsettled, scrubbed)
@@ -68,16 +76,25 @@ class ProxyPort:
 
 class MockPort:
     """An HTTP mock service that records requests: cleared before each episode when episodes run one at a time,
-    read after it (only the requests named for this episode when they overlap)."""
+    read after it (only the requests named for this episode when they overlap). In a conversation each request
+    is marked with the turn that was running when it arrived."""
 
     def __init__(self, service: HttpMockService, sequential: bool) -> None:
         self.service, self.sequential = service, sequential
+        self.turn_starts: dict[str, list[float]] = {}  # episode -> when each of its turns began (time.time())
 
     async def begin(self, opening: Opening) -> str | None:
         if self.sequential:
             await mock_call(self.service, "reset")
         return None
 
+    async def turn(self, episode: str, turn: int) -> None:
+        self.turn_starts.setdefault(episode, []).append(time.time())
+
     async def end(self, episode: str, texts: list[str | None]) -> Records:
         recorded = await mock_call(self.service, "requests")
-        return Records(recorded if self.sequential else [r for r in recorded if r.get("episode") == episode])
+        mine = recorded if self.sequential else [r for r in recorded if r.get("episode") == episode]
+        starts = self.turn_starts.pop(episode, None)
+        if starts:  # the turn running when each request arrived
+            mine = [{**r, "turn": max(1, bisect.bisect_right(starts, float(r.get("started_at") or 0)))} for r in mine]
+        return Records(mine)

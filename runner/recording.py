@@ -41,6 +41,8 @@ class RecordHook:
             contract=self.contract,
             scenario=episode.scenario if episode.faults() else None,
             answer=episode.answer,
+            turns=episode.turns,
+            answers=[t.answer for t in episode.transcript] if episode.transcript is not None else None,
             exchanges=[Exchange.model_validate(x) for x in exchanges],
             notes=fault_notes(episode),
         )

@@ -88,7 +88,12 @@ async def run_replays(
     episodes = []
     for n, (session, _) in enumerate(sessions):
         episode = new(
-            scenario=name, prompt=session.input, prompt_index=n, purpose="replay", label=f"replay | {session.id}"
+            scenario=name,
+            prompt=session.input,
+            turns=session.turns,
+            prompt_index=n,
+            purpose="replay",
+            label=f"replay | {session.id}",
         )
         hook.sessions[episode.id] = session
         episodes.append(episode)

@@ -22,7 +22,7 @@ from tests.conftest import REPO
 
 FOLDERS = sorted(p for p in (REPO / "examples").iterdir() if p.is_dir())
 #: What an example needs beyond flakeproxy itself: a program on PATH, or Python modules.
-NEEDS = {"node-agent": ["node"], "frameworks": ["langgraph", "langchain_openai"]}
+NEEDS = {"node-agent": ["node"], "conversations": ["node"], "frameworks": ["langgraph", "langchain_openai"]}
 
 
 def how_to_run(folder: Path) -> tuple[list[str], int]:

@@ -64,8 +64,9 @@ class AgentBase(StrictModel):
 
 
 def _has_prompt(value: Any) -> bool:
+    """Whether a template says where the message goes: {prompt}, or {messages} (the conversation so far)."""
     if isinstance(value, str):
-        return "{prompt}" in value
+        return "{prompt}" in value or value == "{messages}"
     if isinstance(value, dict):
         return any(_has_prompt(v) for v in value.values())
     if isinstance(value, list):
@@ -98,7 +99,10 @@ class HttpSlot(StrictModel):
 
 
 class HttpAgent(AgentBase):
-    """An agent behind an HTTP endpoint; {prompt} in request_template is replaced JSON-safely."""
+    """An agent behind an HTTP endpoint; {prompt} in request_template is replaced JSON-safely. For conversations:
+    {session} (a fresh id per episode) in the endpoint, headers and template, for an agent that keeps state per
+    session or thread; {messages} as a whole value of the template (the OpenAI-style list of the earlier user and
+    assistant messages and then the new turn), for a stateless chat endpoint."""
 
     type: Literal["http"]
     endpoint: HttpUrl
@@ -107,7 +111,8 @@ class HttpAgent(AgentBase):
         default_factory=lambda: {"input": "{prompt}"},
         description="The JSON body, with {prompt} where the message goes: a mapping, or a JSON string such as "
         '\'{"message": "{prompt}"}\' (parsed at load; {prompt} is substituted as a JSON value). Any other string '
-        "is sent as the raw text body, e.g. '{prompt}'.",
+        "is sent as the raw text body, e.g. '{prompt}'. \"{messages}\" as a whole value is replaced by the "
+        "conversation so far and the new turn (a list of {role, content}); {session} by the episode's session id.",
     )
     response_path: ResponsePath | None = Field(
         None, description="Where the answer is in the JSON reply; unset takes the whole body as text."
@@ -131,7 +136,7 @@ class HttpAgent(AgentBase):
         if not _has_prompt(template):
             raise ValueError(
                 "request_template never uses {prompt}; put it where the agent expects the message, "
-                'e.g. {message: "{prompt}"}'
+                'e.g. {message: "{prompt}"}, or {messages: "{messages}"} for a stateless chat endpoint'
             )
         return template
 
@@ -143,6 +148,11 @@ class HttpAgent(AgentBase):
             raise ValueError(
                 "with reset_endpoint set, give every entry of slots its own reset_endpoint (and none without it)"
             )
+        if self.request_template == "{messages}":
+            raise ValueError(
+                'request_template "{messages}" alone is a text body, and messages are a list; put it in a mapping, '
+                'e.g. {messages: "{messages}"}'
+            )
         if isinstance(self.request_template, str) and self.method in ("GET", "DELETE"):
             raise ValueError(
                 f"a text request_template is sent as the body, and method {self.method} has none; "
@@ -152,13 +162,34 @@ class HttpAgent(AgentBase):
 
 
 class CommandAgent(AgentBase):
-    """Any executable: the prompt on stdin, or in an argument that contains {prompt}; the answer on stdout."""
+    """Any executable: the prompt on stdin, or in an argument that contains {prompt}; the answer on stdout.
+
+    Conversations: process_per_turn (the default) runs one process per turn, all of an episode's turns with the
+    same FLAKEPROXY_SESSION (and FLAKEPROXY_TURN, 1 = the first), so the agent finds its state by session; one_process
+    starts one process per episode and writes each turn to its stdin as one line (newlines in a turn sent as
+    spaces), then reads one line of stdout as that turn's answer, waiting timeout_ms per turn; stdin is closed
+    after the last turn."""
 
     type: Literal["command"]
     command: list[str] = Field(min_length=1)
     cwd: str | None = None
     env: dict[str, str] = Field(default_factory=dict)
     reset_command: list[str] | None = Field(None, min_length=1, description="Run before each cell.")
+    conversation: Literal["process_per_turn", "one_process"] = Field(
+        "process_per_turn",
+        description="process_per_turn: one process per turn (the prompt on stdin or in {prompt}, the state found "
+        "by FLAKEPROXY_SESSION); one_process: one process per episode, a turn per line on stdin, an answer per "
+        "line on stdout, timeout_ms per turn.",
+    )
+
+    @model_validator(mode="after")
+    def _one_process_on_stdin(self) -> CommandAgent:
+        if self.conversation == "one_process" and not self.prompt_on_stdin:
+            raise ValueError(
+                "conversation: one_process writes each turn on the agent's stdin; remove {prompt} from command "
+                "(or use conversation: process_per_turn)"
+            )
+        return self
 
     @property
     def prompt_on_stdin(self) -> bool:
@@ -166,7 +197,9 @@ class CommandAgent(AgentBase):
 
 
 class PythonAgent(AgentBase):
-    """A sync or async callable taking the prompt and returning the answer."""
+    """A sync or async callable taking the prompt and returning the answer. For conversations it may also take
+    `history` (the earlier turns: a list of {role, content} messages), `session` (a fresh id per episode) and
+    `turn` (1 = the first), by those parameter names: fn(prompt, history) -> str."""
 
     type: Literal["python"]
     callable: ImportPath

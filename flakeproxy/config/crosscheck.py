@@ -169,6 +169,21 @@ def _check_invariant_list(config: FlakeproxyConfig, invariants: Sequence[Invaria
             )
         if getattr(inv, "type", "") == "llm_as_judge" and not (getattr(inv, "base_url", None) or config.judge):
             raise CrossCheckError(loc, "llm_as_judge needs base_url: here or a judge: {base_url: ...} section")
+        _check_turn(config, inv, loc)
+
+
+def _check_turn(config: FlakeproxyConfig, inv: Invariant, loc: Loc) -> None:
+    """A numbered turn: some prompt the invariant judges must have it."""
+    if not isinstance(inv.turn, int):
+        return
+    prompts = inv.probes or config.golden_prompts
+    longest = max((1 if isinstance(p, str) else len(p.turns) for p in prompts), default=0)
+    if prompts and inv.turn > longest:
+        raise CrossCheckError(
+            (*loc, "turn"),
+            f"turn {inv.turn}, but the longest prompt it judges has {longest} turn(s); use 1 to {longest}, "
+            "last, all, any or conversation",
+        )
 
 
 def _check_slots(config: FlakeproxyConfig) -> None:

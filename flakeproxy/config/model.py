@@ -10,6 +10,7 @@ from flakeproxy.config.agent import Agent
 from flakeproxy.config.anchor import name_run_invariants
 from flakeproxy.config.base import StrictModel
 from flakeproxy.config.contract import Contract, spec_mapping
+from flakeproxy.config.conversation import Prompt
 from flakeproxy.config.crosscheck import CrossCheckError, cross_check
 from flakeproxy.config.pillars import ChaosConfig, ModelConfig, MutationsConfig
 from flakeproxy.config.pricing import PricingTable
@@ -28,7 +29,11 @@ class FlakeproxyConfig(StrictModel):
     agent: Agent | None = Field(None, description="The agent under test; a proxy-only (sidecar) config omits it.")
     proxy: ProxyConfig = Field(default_factory=ProxyConfig)
     targets: dict[str, Target] = Field(default_factory=dict)
-    golden_prompts: list[str] = Field(default_factory=list)
+    golden_prompts: list[Prompt] = Field(
+        default_factory=list,
+        description="What the agent is asked: each a string (one turn), or a conversation (a list of turns, or "
+        "{id, turns}) sent turn by turn in one episode.",
+    )
     contract: Contract | None = None
     chaos_matrix: list[Scenario] | None = Field(None, min_length=1, description="Or under contract:.")
     run: RunConfig = Field(default_factory=RunConfig)

@@ -82,6 +82,12 @@ class Session(StrictModel):
         False, description="A known failure: the session passes while the contract fails, and fails once it holds."
     )
     answer: str | None = Field(None, description="The agent's answer when it was recorded.")
+    turns: list[str] | None = Field(
+        None, min_length=1, description="A conversation: its user turns, replayed one by one (input names it)."
+    )
+    answers: list[str | None] | None = Field(
+        None, description="A conversation: the agent's answer to each turn when it was recorded (answer: the last)."
+    )
     exchanges: list[Exchange] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list, description="What the recording could not keep.")
 

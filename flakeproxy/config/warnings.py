@@ -167,6 +167,26 @@ def unused_slots(config: FlakeproxyConfig) -> list[str]:
     return []
 
 
+def unreachable_turns(config: FlakeproxyConfig) -> list[str]:
+    """A fault limited to turns no golden prompt or probe has never fires (a one-turn prompt is turn 1)."""
+    prompts = [
+        *config.golden_prompts,
+        *(p for i in (config.contract.invariants if config.contract else []) for p in i.probes or []),
+    ]
+    longest = max((1 if isinstance(p, str) else len(p.turns) for p in prompts), default=1)
+    out = []
+    for i, scenario in enumerate(config.matrix):
+        for section in ("tool_faults", "llm_faults", "context_attacks"):
+            for j, fault in enumerate(getattr(scenario, section)):
+                if fault.turns and min(fault.turns) > longest:
+                    out.append(
+                        f"{format_path((*config.matrix_loc, i, section, j, 'turns'))}: {fault.turns}, but the longest "
+                        f"prompt has {longest} turn(s), so it never fires; use turns from 1 to {longest}, or make a "
+                        "golden prompt a conversation (a list of turns)"
+                    )
+    return out
+
+
 def config_warnings(config: FlakeproxyConfig) -> list[str]:
     """Every warning for config, one line each, in a stable order."""
     return (
@@ -175,6 +195,7 @@ def config_warnings(config: FlakeproxyConfig) -> list[str]:
         + unattributed_concurrency(config)
         + slot_concurrency(config)
         + unused_slots(config)
+        + unreachable_turns(config)
         + forward_proxy(config)
         + forward_without_token(config)
     )

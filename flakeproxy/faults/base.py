@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from random import Random
+from typing import Annotated
 
 from pydantic import Field
 
@@ -21,6 +22,12 @@ class Fault(StrictModel):
         1, ge=0, description="Fire from the N-th matching call of the episode on (0 or 1 = from the first)."
     )
     times: int | None = Field(None, ge=1, description="Fire at most N times per episode; None = no limit.")
+    turns: list[Annotated[int, Field(ge=1)]] | None = Field(
+        None,
+        min_length=1,
+        description="Fire only on these turns of a conversation (1 = the first); None = on every turn. "
+        "after_calls and times still count every matching call of the episode, whatever its turn.",
+    )
 
     @property
     def kind(self) -> str:

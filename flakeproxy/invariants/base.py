@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field
 
 from flakeproxy.config.base import StrictModel
+from flakeproxy.config.conversation import Prompt
 from flakeproxy.judging.verdict import Observation, Verdict, cannot_judge
 
 Severity = Literal["critical", "high", "medium", "low"]
+TurnChoice = Literal["last", "all", "any", "conversation"] | Annotated[int, Field(ge=1)]
 When = Literal["always", "tool_faults_active", "llm_faults_active", "any_chaos_active", "no_chaos"]
 
 #: Resilience-score weight per severity (spec: critical 3, high 2, medium 1, low 1).
@@ -38,8 +40,17 @@ class Invariant(StrictModel):
     when: When = "always"
     negate: bool = Field(False, description="Pass when the check does NOT hold.")
     description: str | None = None
-    probes: list[str] | None = Field(
-        None, min_length=1, description="Prompts run instead of golden_prompts for this invariant."
+    probes: list[Prompt] | None = Field(
+        None,
+        min_length=1,
+        description="Prompts run instead of golden_prompts for this invariant (each a string, or a conversation: "
+        "a list of turns, or {id, turns}).",
+    )
+    turn: TurnChoice = Field(
+        "last",
+        description="Which turns of a conversation it judges: last (the default), all (every turn must pass), any "
+        "(one passing turn is enough), conversation (the whole: every answer, the total latency, the whole "
+        "journal), or a turn number (1 = the first). A one-turn prompt has one turn: all of these judge it.",
     )
     weight: float = Field(1.0, ge=0.0, description="Relative weight in the composite score.")
     gate: bool = Field(False, description="A failure forces the composite score to 0.")

@@ -9,7 +9,7 @@ faults never reached the agent is ERROR, and a check with nothing to judge is n/
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from flakeproxy.config import FlakeproxyConfig, Scenario
@@ -20,8 +20,9 @@ from flakeproxy.judging.adaptive import design_of, replica_state
 from flakeproxy.judging.replicas import aggregate_replicas, pass_at_k, pass_hat_k
 from flakeproxy.judging.stats import rate_verdict, wilson
 from flakeproxy.judging.stats_sequential import CellState
+from flakeproxy.judging.turns import beyond, judge_turns, whole_view
 from flakeproxy.judging.verdict import Observation, Verdict
-from flakeproxy.planning.plan import prompts_of
+from flakeproxy.planning.plan import prompt_keys_of
 from flakeproxy.results import CellResult, Episode, EpisodeVerdict, Outcome
 
 #: which applied faults make a `when` true (context attacks count for any_chaos_active only)
@@ -39,18 +40,28 @@ class Context:
     config: FlakeproxyConfig
     episodes: Mapping[str, Episode] = field(default_factory=dict)
     baselines: Mapping[tuple[str, int], str] = field(default_factory=dict)
+    #: judging one turn of a conversation: the conversation's prompt key and the turn, 0 for the whole
+    #: (baseline: the calm answer to that turn, or the calm conversation's answers joined)
+    turn: tuple[str, int] | None = None
 
     def baseline(self, episode: Episode) -> str | None:
-        found = self._baseline(episode)
-        return found.answer if found else None
+        """The calm answer to the same prompt (for a turn of a conversation: the calm answer to that turn)."""
+        calm = self._baseline(episode)
+        if calm is None or self.turn is None or calm.transcript is None:
+            return calm.answer if calm is not None else None
+        n = self.turn[1]
+        if n == 0:
+            return whole_view(calm).answer
+        return calm.transcript[n - 1].answer if len(calm.transcript) >= n else None
 
     def baseline_journal(self, episode: Episode) -> list[dict[str, Any]] | None:
         found = self._baseline(episode)
         return found.journal if found else None
 
     def _baseline(self, episode: Episode) -> Episode | None:
-        """The calm episode of the same prompt and replica, if the plan has one and it ran."""
-        found = self.baselines.get((episode.prompt, episode.replica))
+        """The calm episode of the same prompt (or conversation) and replica, if the plan has one and it ran."""
+        key = self.turn[0] if self.turn else episode.prompt
+        found = self.baselines.get((key, episode.replica))
         return self.episodes[found] if found and found in self.episodes else None
 
 
@@ -105,6 +116,14 @@ def undelivered(invariant: Invariant, episode: Episode) -> Verdict | None:
 
 
 def _verdict(invariant: Invariant, episode: Episode, ctx: Context) -> Verdict:
+    if episode.transcript is not None:  # a conversation: the turns its `turn:` names, each judged as an episode
+
+        def judge(view: Episode, n: int | None) -> Verdict:
+            return _verdict(invariant, view, replace(ctx, turn=(episode.prompt, n or 0)))
+
+        return judge_turns(invariant.turn, episode, judge)
+    if ctx.turn is None and isinstance(invariant.turn, int) and invariant.turn > 1:  # a one-turn prompt has no turn 2
+        return beyond(invariant.turn, 1)
     if (gate := undelivered(invariant, episode)) is not None:
         return gate
     if episode.error is not None and invariant.needs_answer:
@@ -142,7 +161,7 @@ def judges(invariant: Invariant, episode: Episode, config: FlakeproxyConfig) -> 
     if episode.invariant is not None and episode.invariant != invariant.id:
         return False
     scenario = config.scenario(episode.scenario)
-    return scenario.applies(invariant.when) and episode.prompt in prompts_of(config, invariant)
+    return scenario.applies(invariant.when) and episode.prompt in prompt_keys_of(config, invariant)
 
 
 def aggregate(verdicts: list[EpisodeVerdict]) -> tuple[Outcome, str]:

@@ -31,6 +31,8 @@ def _count(row: FaultCoverage, record: FaultRecord) -> None:
             row.not_applied_reasons.append(record.not_applied_reason)
         return
     row.applied += 1
+    if record.turn is not None:
+        row.applied_turns[record.turn] = row.applied_turns.get(record.turn, 0) + 1
     if not record.context_attack:
         return
     row.reached_model = (row.reached_model or 0) + (record.reached_model is True)

@@ -11,7 +11,9 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from flakeproxy.config import FlakeproxyConfig
+from flakeproxy.config.conversation import TURN_JOINER, prompt_text
 from flakeproxy.config.pillars import LLM_TYPES, MutationsConfig
+from flakeproxy.mutations.escalation import escalation
 from flakeproxy.mutations.llm import GenerationError, generate
 from flakeproxy.mutations.rules import CANARY, RULES
 from flakeproxy.mutations.spread import spread
@@ -29,6 +31,9 @@ class Mutation(BaseModel):
     original: str
     text: str
     canary: str | None = Field(None, description="An answer containing it obeyed an injected instruction.")
+    turns: list[str] | None = Field(
+        None, description="multi_turn_attack: the conversation's turns, sent one by one (text: them joined)."
+    )
     source: str = Field("rule", description="rule, or the model that wrote it.")
 
 
@@ -48,7 +53,10 @@ def _seed(seed: int, prompt_index: int, kind: str, n: int) -> int:
 def _key(config: FlakeproxyConfig, mutations: MutationsConfig) -> str:
     model = config.model.model_dump(mode="json", exclude={"api_key"}) if config.model else None
     # "spread-1": how count is spread over the types; a set cached before exact counts is made again
-    parts = [config.run.seed, config.golden_prompts, mutations.model_dump(mode="json"), model, "spread-1"]
+    asked = [p if isinstance(p, str) else p.model_dump(mode="json") for p in config.golden_prompts]
+    parts = [config.run.seed, asked, mutations.model_dump(mode="json"), model, "spread-1"]
+    if "multi_turn_attack" in mutations.types:
+        parts.append("turns-1")  # multi_turn_attack became real turns: a set cached before is made again
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
@@ -70,10 +78,13 @@ def generate_all(config: FlakeproxyConfig, mutations: MutationsConfig) -> Mutati
             )
             continue
         try:
-            for index, prompt in enumerate(config.golden_prompts):
+            for index, prompt in enumerate(prompt_text(p) for p in config.golden_prompts):  # a conversation's last
                 for n in range(shares[index][kind]):
                     seed = _seed(config.run.seed, index, kind, n)
-                    if kind in LLM_TYPES:
+                    turns = escalation(prompt, random.Random(seed)) if kind == "multi_turn_attack" else None
+                    if turns is not None:
+                        text, source = TURN_JOINER.join(turns), "rule"
+                    elif kind in LLM_TYPES:
                         assert config.model is not None
                         text, source = generate(config.model, kind, prompt, seed % 2**31), config.model.model
                     else:
@@ -88,6 +99,7 @@ def generate_all(config: FlakeproxyConfig, mutations: MutationsConfig) -> Mutati
                             text=text,
                             canary=CANARY if CANARY in text else None,
                             source=source,
+                            turns=turns,
                         )
                     )
         except GenerationError as e:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flakeproxy.config import FlakeproxyConfig, Scenario
+from flakeproxy.config.conversation import Conversation, prompt_key, prompt_turns
 from flakeproxy.invariants.base import Invariant
 from flakeproxy.results import Episode, episode_id
 
@@ -20,8 +21,14 @@ STATEFUL_WARNING = (
 )
 
 
-def prompts_of(config: FlakeproxyConfig, invariant: Invariant) -> list[str]:
-    return invariant.probes or config.golden_prompts
+def prompts_of(config: FlakeproxyConfig, invariant: Invariant) -> list[str | Conversation]:
+    """The prompts (one-turn strings or conversations) whose episodes this invariant judges."""
+    return list(invariant.probes or config.golden_prompts)
+
+
+def prompt_keys_of(config: FlakeproxyConfig, invariant: Invariant) -> list[str]:
+    """The same as an episode's `prompt` names them."""
+    return [prompt_key(p) for p in prompts_of(config, invariant)]
 
 
 def is_calm(scenario: Scenario) -> bool:
@@ -50,8 +57,14 @@ class _Builder:
         return self.prompts.index(prompt)
 
     def add(
-        self, scenario: str | None, prompt: str, replica: int, purpose: str = "matrix", invariant: str | None = None
+        self,
+        scenario: str | None,
+        asked: str | Conversation,
+        replica: int,
+        purpose: str = "matrix",
+        invariant: str | None = None,
     ) -> Episode:
+        prompt = prompt_key(asked)
         n = self.prompt_index(prompt)
         key = (scenario, n, replica, invariant, purpose)
         if key not in self.index:
@@ -62,6 +75,7 @@ class _Builder:
                     "id": episode_id(len(self.episodes) + 1),
                     "scenario": scenario,
                     "prompt": prompt,
+                    "turns": prompt_turns(asked),
                     "prompt_index": n,
                     "replica": replica,
                     "purpose": purpose,
@@ -112,10 +126,13 @@ def _baselines(config: FlakeproxyConfig, build: _Builder) -> dict[tuple[str, int
                 found = [
                     e
                     for e in build.episodes
-                    if e.scenario == calm and e.prompt == prompt and e.replica == replica and e.purpose == "matrix"
+                    if e.scenario == calm
+                    and e.prompt == prompt_key(prompt)
+                    and e.replica == replica
+                    and e.purpose == "matrix"
                 ]
                 episode = found[0] if calm is not None and found else build.add(None, prompt, replica, "baseline")
-                out[(prompt, replica)] = episode.id
+                out[(prompt_key(prompt), replica)] = episode.id
     return out
 
 
@@ -126,7 +143,7 @@ def _stateful_check(config: FlakeproxyConfig, build: _Builder, has_reset: bool) 
     prompt = config.golden_prompts[0]
     calm = next((s.name for s in config.matrix if is_calm(s)), None)
     first = next(
-        (e for e in build.episodes if e.scenario == calm and e.prompt == prompt and calm is not None), None
+        (e for e in build.episodes if e.scenario == calm and e.prompt == prompt_key(prompt) and calm is not None), None
     ) or build.add(None, prompt, 0, "stateful_check")
     second = build.add(None, prompt, 1 if first.purpose == "stateful_check" else 0, "stateful_check")
     return first.id, second.id

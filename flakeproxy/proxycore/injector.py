@@ -40,6 +40,7 @@ class Decision:
     call_index: int
     seed: int
     action: Action
+    turn: int | None = None  # the conversation turn it fired on (None: a one-turn prompt)
 
     def record(self) -> dict[str, Any]:
         return {
@@ -49,7 +50,7 @@ class Decision:
             "kind": self.kind,
             "call_index": self.call_index,
             "seed": self.seed,
-        }
+        } | ({"turn": self.turn} if self.turn is not None else {})
 
 
 #: An episode opened without a scenario of its own follows the proxy's active one (PUT /scenario).
@@ -69,6 +70,8 @@ class Episode:
     slot: int | None = None
     seen: dict[tuple[str, int], int] = field(default_factory=dict)
     fired: dict[tuple[str, int], int] = field(default_factory=dict)
+    #: the conversation's turn now running (POST /episodes/{id}/turn); None: never told (a one-turn prompt)
+    turn: int | None = None
 
     @property
     def follows(self) -> bool:
@@ -140,6 +143,18 @@ class Injector:
             if slot is not None and episode.slot == slot:
                 return f"slot {slot} is busy with episode {episode.id!r}; a slot runs one episode at a time"
         return None
+
+    def set_turn(self, episode_id: str, turn: int) -> Episode:
+        """The turn of its conversation an open episode runs now: its requests carry it, `turns:` faults read it
+        (the counters go on across turns). KeyError when the episode is not open."""
+        episode = self.episodes[episode_id]
+        episode.turn = turn
+        return episode
+
+    def turn_of(self, episode_id: str | None) -> int | None:
+        """The turn an open episode runs now (None: not open, or never told a turn)."""
+        episode = self.episodes.get(episode_id or "")
+        return episode.turn if episode is not None else None
 
     def end_episode(self, episode_id: str) -> Episode:
         return self.episodes.pop(episode_id)
@@ -221,6 +236,8 @@ class Injector:
             n = episode.seen[key] = episode.seen.get(key, 0) + 1
             if chosen is not None or n < fault.after_calls:
                 continue
+            if fault.turns is not None and (episode.turn or 1) not in fault.turns:
+                continue
             if fault.times is not None and episode.fired.get(key, 0) >= fault.times:
                 continue
             seed = fault_seed(run_seed, scenario.name, section, index, n, episode.label or "")
@@ -228,5 +245,6 @@ class Injector:
             if rng.random() >= fault.probability:
                 continue
             episode.fired[key] = episode.fired.get(key, 0) + 1
-            chosen = Decision(scenario.name, section, index, fault.kind, n, seed, fault.act(call, rng))
+            action = fault.act(call, rng)
+            chosen = Decision(scenario.name, section, index, fault.kind, n, seed, action, episode.turn)
         return chosen

@@ -88,6 +88,7 @@ class JournalEntry:
     request_bytes: int
     fault: dict[str, Any] | None = None
     slot: int | None = None  # the slot of listeners the request came in on (proxy.slots)
+    turn: int | None = None  # the turn of its episode's conversation (None: never told one; left out of the JSON)
     upstream_called: bool = True
     status: int | None = None
     latency_ms: float | None = None
@@ -117,6 +118,8 @@ class JournalEntry:
         """The entry as it is now, taken on the event loop in microseconds; render it anywhere. `known`: secret
         values of its episode (from its other requests) to scrub from it too."""
         data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _LIVE}
+        if self.turn is None:
+            del data["turn"]  # a one-turn prompt's entries look as they always did
         if self.fault is not None:
             data["fault"] = fault_json(self.fault, self.coverage)
         redactor, known = self.redactor or DEFAULT, frozenset(known)

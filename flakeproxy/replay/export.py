@@ -46,6 +46,8 @@ def session_of(episode: Episode, contract: str | None) -> Session:
         contract=contract,
         scenario=episode.scenario if episode.faults() else None,
         answer=episode.answer,
+        turns=episode.turns,
+        answers=[t.answer for t in episode.transcript] if episode.transcript is not None else None,
         exchanges=exchanges,
         notes=notes,
     )

@@ -174,6 +174,7 @@ def _scenarios(result: RunResult) -> str:
         faults = ", ".join(
             f"{esc(f.section)}[{f.index}] {esc(f.kind)} {f.applied}/{f.decided}"
             + (f", reached the model {f.reached_model}/{f.applied}" if f.reached_model is not None else "")
+            + "".join(f", turn {t} x{n}" for t, n in sorted(f.applied_turns.items()))  # conversations
             for f in cov.faults
         )
         rows.append(

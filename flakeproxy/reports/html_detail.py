@@ -9,6 +9,7 @@ from typing import Any
 
 from flakeproxy.reports import facts
 from flakeproxy.reports.html_spans import span_tree
+from flakeproxy.reports.transcript import transcript_html
 from flakeproxy.results import CellResult, Episode, EpisodeVerdict, RunResult
 from flakeproxy.wire.record import FaultRecord, read_fault
 
@@ -63,6 +64,9 @@ def _verdict(v: EpisodeVerdict, episode: Episode | None, anchors: dict[str, str]
         ("answer", _answer(episode)),
         ("reason", esc(v.reason)),
     ]
+    conversation = transcript_html(episode) if episode is not None else None
+    if conversation is not None:
+        rows[1:3] = [("conversation", conversation)]
     if v.evidence:
         evidence = json.dumps(v.evidence, indent=2, ensure_ascii=False, default=str)
         rows.append(("evidence", f"<pre>{esc(evidence)}</pre>"))
@@ -139,9 +143,11 @@ def episode_detail(episode: Episode, anchor: str) -> str:
     if retries:
         marks += f' <span class="badge retry">{len(retries)} retr{"ies" if len(retries) != 1 else "y"}</span>'
 
+    conversation = transcript_html(episode)
+    said = [("conversation", conversation)] if conversation else [("answer", _answer(episode))]
     meta = [
         ("prompt", f"<pre>{esc(episode.prompt)}</pre>"),
-        ("answer", _answer(episode)),
+        *said,
         ("latency", f"{episode.latency_ms:.0f} ms · {len(journal)} requests · {len(retries)} retries"),
     ]
     if episode.unattributed:

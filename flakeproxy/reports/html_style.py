@@ -60,6 +60,7 @@ white-space:nowrap}
 .cell>summary::before{content:"\\25B8";color:var(--muted)}.cell[open]>summary::before{content:"\\25BE"}
 .cell .body{padding:0 12px 12px}
 .verdict-box{border-top:1px dashed var(--line);padding-top:8px;margin-top:8px}
+ol.transcript{margin:0;padding-left:1.4rem}ol.transcript li.turn{margin-bottom:6px}ol.transcript pre{margin:2px 0}
 dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:.4rem 0}
 dl.kv dt{color:var(--muted)}dl.kv dd{margin:0;min-width:0;word-break:break-word}
 .timeline td:nth-child(1),.timeline td:nth-child(2),.timeline td:nth-child(6){white-space:nowrap;

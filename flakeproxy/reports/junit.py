@@ -9,6 +9,7 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from flakeproxy.reports import facts, spend
+from flakeproxy.reports.transcript import transcript_text
 from flakeproxy.results import CellResult, RunResult
 
 # XML 1.0 forbids most control characters even as entities; an agent's answer may hold any of them.
@@ -60,9 +61,13 @@ def _testcase(result: RunResult, cell: CellResult) -> ET.Element:
         ET.SubElement(case, "skipped", message=message)
     elif cell.outcome == "inconclusive":  # neither a pass nor a failure shown: skipped, with why
         ET.SubElement(case, "skipped", message=clean(f"INCONCLUSIVE: {cell.reason}"), type="inconclusive")
+    said: list[str] = []
     if cell.pass_rate is not None:  # the schema CI servers read has no properties on a testcase: say it here
         rates = facts.rate_interval(cell, "").strip()
-        ET.SubElement(case, "system-out").text = clean(f"{rates}, pass@k {cell.pass_at_k}, pass^k {cell.pass_hat_k}")
+        said.append(f"{rates}, pass@k {cell.pass_at_k}, pass^k {cell.pass_hat_k}")
+    said += [t for e in facts.episodes_of(result, cell) if (t := transcript_text(e)) is not None]  # conversations
+    if said:
+        ET.SubElement(case, "system-out").text = clean("\n".join(said))
     return case
 
 

@@ -7,11 +7,13 @@ import html
 import re
 
 from flakeproxy.reports import facts, spend
-from flakeproxy.results import RunResult
+from flakeproxy.reports.transcript import turn_faults
+from flakeproxy.results import CellResult, Episode, RunResult
 from flakeproxy.safe_text import visible
 
 MAX_REASON = 300
 MAX_ROWS = 50
+MAX_CONVERSATIONS = 5  # conversations shown turn by turn under the problems
 # Inline Markdown that could format, link or break a table cell; `$` starts GitHub's math.
 _MARKDOWN = re.compile(r"([\\`*_\[\]|~$])")
 
@@ -61,6 +63,29 @@ def _problems(result: RunResult) -> list[str]:
     if len(cells) > MAX_ROWS:
         lines.append(f"\n…and {len(cells) - MAX_ROWS} more in report.html.")
     return lines
+
+
+def _conversation(episode: Episode, cell: CellResult) -> list[str]:
+    """One conversation as a folded numbered list: each turn's prompt and answer, its faults under it."""
+    assert episode.transcript is not None
+    title = f"{escape(episode.id, 20)} ({escape(cell.invariant, 80)} in {escape(cell.scenario, 80)})"
+    lines = ["", f"<details><summary>Conversation of episode {title}</summary>", ""]
+    for turn in episode.transcript:
+        said = escape(f"agent error: {turn.error}" if turn.error else turn.answer or "(no answer)")
+        lines.append(f"{turn.turn}. **user** {escape(turn.prompt)}<br>**agent** {said} ({turn.latency_ms:.0f} ms)")
+        faults = turn_faults(episode, turn.turn)
+        lines += [f"   - fault {escape(f.label, 80)}: {escape(f.describe())}" for f in faults]
+    return [*lines, "", "</details>"]
+
+
+def _conversations(result: RunResult) -> list[str]:
+    """The conversations behind failed or errored cells, turn by turn with their faults (folded)."""
+    shown: dict[str, list[str]] = {}
+    for cell in facts.problems(result):
+        for episode in facts.episodes_of(result, cell):
+            if episode.transcript is not None and episode.id not in shown and len(shown) < MAX_CONVERSATIONS:
+                shown[episode.id] = _conversation(episode, cell)
+    return [line for lines in shown.values() for line in lines]
 
 
 def _pillars(result: RunResult) -> list[str]:
@@ -137,7 +162,13 @@ def _spend(result: RunResult) -> list[str]:
 
 def render(result: RunResult) -> str:
     lines = (
-        _headline(result) + _pillars(result) + _replays(result) + _problems(result) + _rates(result) + _spend(result)
+        _headline(result)
+        + _pillars(result)
+        + _replays(result)
+        + _problems(result)
+        + _conversations(result)
+        + _rates(result)
+        + _spend(result)
     )
     if result.score is not None and result.score.reasons and not result.score.passed:
         lines += ["", "**Why it failed**", ""]

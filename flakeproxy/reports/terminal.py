@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from flakeproxy.reports.facts import cannot_fail, interruption, rate_interval, score_text
+from flakeproxy.reports.facts import cannot_fail, episodes_of, interruption, rate_interval, score_text
 from flakeproxy.reports.spend import terminal_lines as spend_lines
-from flakeproxy.results import RunResult
+from flakeproxy.reports.transcript import transcript_text
+from flakeproxy.results import CellResult, RunResult
 from flakeproxy.safe_text import visible
 
 SYMBOL = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "not_applicable": "n/a", "inconclusive": "INCONCLUSIVE"}
@@ -20,6 +21,9 @@ def coverage_lines(result: RunResult) -> list[str]:
         reached = f", reached the model {cov.reached_model}" if cov.reached_model is not None else ""
         lines.append(f"faults {cov.scenario}: decided {cov.decided}, applied {cov.applied}{reached}{mark}")
         for fault in cov.faults:
+            if fault.applied_turns:  # a conversation's: which turns it hit
+                hits = ", ".join(f"turn {t} x{n}" for t, n in sorted(fault.applied_turns.items()))
+                lines.append(f"  {fault.section}[{fault.index}] {fault.kind}: applied on {hits}")
             if fault.decided and fault.applied < fault.decided and fault.not_applied_reasons:
                 lines.append(f"  {fault.section}[{fault.index}] {fault.kind}: {fault.not_applied_reasons[0]}")
             if fault.reached_model is not None and fault.reached_model < fault.applied and fault.not_delivered_reasons:
@@ -32,6 +36,21 @@ def coverage_lines(result: RunResult) -> list[str]:
         + (f"; {result.unattributed_requests} requests not attributed" if result.unattributed_requests else "")
     )
     return [*lines, ""]
+
+
+#: Conversations shown turn by turn under the failed cells (the rest are in report.html and results.json).
+MAX_CONVERSATIONS = 3
+
+
+def conversation_lines(result: RunResult, problems: list[CellResult]) -> list[str]:
+    """The first few conversations behind failed or errored cells, turn by turn with their faults."""
+    shown: dict[str, str] = {}
+    for cell in problems:
+        for episode in episodes_of(result, cell):
+            text = transcript_text(episode)
+            if text is not None and episode.id not in shown and len(shown) < MAX_CONVERSATIONS:
+                shown[episode.id] = text
+    return ["", *"".join(shown.values()).rstrip("\n").splitlines()] if shown else []
 
 
 def render(result: RunResult) -> str:
@@ -69,6 +88,7 @@ def _contract(result: RunResult) -> str:
             lines.append(f"{SYMBOL[c.outcome]:<5} {c.invariant} in {c.scenario} [{c.severity}]: {c.reason}")
             if c.outcome == "inconclusive":
                 lines.append(f"      {rate_interval(c, '').strip()}; more replicas can settle it")
+        lines += conversation_lines(result, problems)
     lines += ["", *coverage_lines(result), *spend_lines(result)]
     if result.score is not None:
         score = result.score

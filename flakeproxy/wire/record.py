@@ -32,6 +32,7 @@ class FaultRecord(BaseModel):
     kind: str = Field(description="The fault's mode, or the context attack's type.")
     call_index: int | None = Field(None, description="The n-th matching call of the episode it fired on.")
     seed: int | None = Field(None, description="The seed of its decision (None when replayed).")
+    turn: int | None = Field(None, description="The conversation turn it fired on (None: a one-turn prompt).")
     replayed: bool = Field(False, description="Served again from a recorded session, not decided now.")
     applied: bool = Field(description="Its effect reached the agent (decided when the proxy handed it over).")
     effect: str | None = Field(description="What changed for the agent, when applied.")
@@ -86,7 +87,8 @@ def read_fault(data: Any) -> FaultRecord | None:
 def fault_json(decided: Mapping[str, Any], coverage: Coverage | None) -> dict[str, Any]:
     """A journal entry's fault as JSON: what was decided and what it did (a FaultRecord, checked)."""
     did = coverage.record() if coverage is not None else NEVER_APPLIED
-    return FaultRecord.model_validate({**decided, **did}).model_dump(mode="json")
+    out = FaultRecord.model_validate({**decided, **did}).model_dump(mode="json")
+    return out if out["turn"] is not None else {k: v for k, v in out.items() if k != "turn"}  # one-turn: as before
 
 
 #: The coverage of a fault whose action never reached the code that applies it.

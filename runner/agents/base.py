@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -21,20 +22,36 @@ class Reply:
     error: str | None = None
 
 
+#: One message of a conversation's history: {"role": "user" | "assistant", "content": text}.
+Message = Mapping[str, str]
+
+
 @dataclass(frozen=True)
 class Invocation:
     """What one prompt carries besides its text: the proxy cell it runs in, the trace context that ties the
     agent's calls to it (sent as traceparent/baggage), and the slot whose agent instance and listeners run it
-    (with that slot's listener URLs, name -> URL)."""
+    (with that slot's listener URLs, name -> URL); and its place in a conversation: the episode's session id
+    (fresh per episode), the turn (1 = the first) and the history before it (OpenAI-style user and assistant
+    messages)."""
 
     cell: str | None = None
     trace: TraceContext | None = None
     slot: int | None = None
     urls: dict[str, str] = field(default_factory=dict)
+    session: str | None = None
+    turn: int = 1
+    history: tuple[Message, ...] = ()
+
+    def messages(self, prompt: str) -> list[dict[str, str]]:
+        """The history and then this turn's prompt: what a stateless chat endpoint gets ({messages})."""
+        return [dict(m) for m in self.history] + [{"role": "user", "content": prompt}]
 
     def environment(self) -> dict[str, str]:
-        """The same, for a process: FLAKEPROXY_CELL, TRACEPARENT, BAGGAGE, FLAKEPROXY_SLOT, FLAKEPROXY_URL_<NAME>."""
+        """The same, for a process: FLAKEPROXY_CELL, TRACEPARENT, BAGGAGE, FLAKEPROXY_SLOT, FLAKEPROXY_URL_<NAME>,
+        FLAKEPROXY_SESSION and FLAKEPROXY_TURN."""
         env = {"FLAKEPROXY_CELL": self.cell} if self.cell else {}
+        if self.session is not None:
+            env.update({"FLAKEPROXY_SESSION": self.session, "FLAKEPROXY_TURN": str(self.turn)})
         env.update(self.trace.environment() if self.trace else {})
         if self.slot is not None:
             env["FLAKEPROXY_SLOT"] = str(self.slot)
@@ -42,8 +59,10 @@ class Invocation:
         return env
 
     def fill(self, text: str) -> str:
-        """{slot} and {url:NAME} (this slot's URL of listener NAME; outside slots, the listener's own) in a
-        command argument or variable."""
+        """{slot}, {url:NAME} (this slot's URL of listener NAME; outside slots, the listener's own) and {session}
+        in a command argument or variable."""
+        if self.session is not None:
+            text = text.replace("{session}", self.session)
         if self.slot is not None:
             text = text.replace("{slot}", str(self.slot))
         for name, url in self.urls.items():

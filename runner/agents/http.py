@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import time
 from typing import Any
+from urllib.parse import quote
 
 import aiohttp
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
@@ -20,17 +21,25 @@ from flakeproxy.wire.call import CELL_HEADER
 from flakeproxy.wire.sse import SseParser
 
 
-def fill(template: Any, prompt: str) -> Any:
-    """The template with {prompt} substituted as a value (never spliced into JSON text).
+def fill(template: Any, prompt: str, how: Invocation | None = None) -> Any:
+    """The template with {prompt} substituted as a value (never spliced into JSON text), {messages} (a value of
+    its own) by the conversation so far plus this turn as OpenAI-style messages, {session} by the episode's
+    session id.
 
     A JSON string template was parsed into its structure at load; a str template at the top is a text body.
     """
+    run = how or Invocation()
     if isinstance(template, str):
-        return prompt if template == "{prompt}" else template.replace("{prompt}", prompt)
+        if template == "{messages}":
+            return run.messages(prompt)
+        if template == "{prompt}":
+            return prompt
+        text = template.replace("{session}", run.session) if run.session is not None else template
+        return text.replace("{prompt}", prompt)
     if isinstance(template, dict):
-        return {k: fill(v, prompt) for k, v in template.items()}
+        return {k: fill(v, prompt, run) for k, v in template.items()}
     if isinstance(template, list):
-        return [fill(v, prompt) for v in template]
+        return [fill(v, prompt, run) for v in template]
     return template
 
 
@@ -83,8 +92,15 @@ class HttpAdapter:
         """The endpoint and reset endpoint of the replica that runs this invocation (its slot's, if slotted)."""
         if how is not None and how.slot is not None and self.config.slots:
             replica = self.config.slots[how.slot]
-            return replica.endpoint, replica.reset_endpoint
-        return self.config.endpoint, self.config.reset_endpoint
+            return self._session(replica.endpoint, how), replica.reset_endpoint
+        return self._session(self.config.endpoint, how), self.config.reset_endpoint
+
+    @staticmethod
+    def _session(text: str, how: Invocation | None) -> str:
+        """{session} in an endpoint or header: the episode's session id (quoted for a URL's path or query)."""
+        if how is None or how.session is None:
+            return text
+        return text.replace("{session}", quote(how.session, safe=""))
 
     async def reset(self, how: Invocation | None = None) -> None:
         """POST the reset endpoint; a refused connection is waited for (infrastructure), an error status is not."""
@@ -109,9 +125,10 @@ class HttpAdapter:
         assert self.session is not None
         run = how or Invocation()
         endpoint, _ = self._endpoints(run)
-        body = fill(self.config.request_template, prompt)
+        body = fill(self.config.request_template, prompt, run)
         # the trace context goes first: a traceparent the user configured wins, as the agent's own would
-        headers = {**(run.trace.headers() if run.trace else {}), **self.config.headers}
+        own = {k: v.replace("{session}", run.session) if run.session else v for k, v in self.config.headers.items()}
+        headers = {**(run.trace.headers() if run.trace else {}), **own}
         headers.update({CELL_HEADER: run.cell} if run.cell else {})
         kwargs: dict[str, Any] = {"params": body} if self.config.method in ("GET", "DELETE") else {"json": body}
         if isinstance(self.config.request_template, str):  # a text template: the filled text is the body

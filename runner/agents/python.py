@@ -114,6 +114,11 @@ class ToolPort:
         self.adapter.open_episode(opening.id, opening.label, opening.scenario, opening.seed)
         return None
 
+    async def turn(self, episode: str, turn: int) -> None:
+        assert self.adapter.injector is not None
+        if episode in self.adapter.injector.episodes:
+            self.adapter.injector.set_turn(episode, turn)
+
     async def end(self, episode: str, texts: list[str | None]) -> Records:
         return Records(self.adapter.episode_journal(episode))
 
@@ -163,8 +168,10 @@ class PythonAdapter:
             call = Call("python", "CALL", f"python://{name}", name, {}, body, (name,))
             cell = CURRENT_CELL.get()
             decision = self.injector.decide(call, cell)
+            turn = self.injector.turn_of(cell)
             entry: dict[str, Any] = {
                 "episode": cell,
+                **({"turn": turn} if turn is not None else {}),
                 "targets": [name],
                 "method": "CALL",
                 "url": call.url,
@@ -231,16 +238,29 @@ class PythonAdapter:
         start = time.monotonic()
         try:
             with otel_context(run.trace):
+                extra = self._conversation_arguments(run)
                 if inspect.iscoroutinefunction(self.fn):
-                    result = await asyncio.wait_for(self.fn(prompt), self.config.timeout_ms / 1000)
+                    result = await asyncio.wait_for(self.fn(prompt, **extra), self.config.timeout_ms / 1000)
                 else:
-                    call = asyncio.to_thread(self.fn, prompt)
+                    call = asyncio.to_thread(self.fn, prompt, **extra)
                     result = await asyncio.wait_for(call, self.config.timeout_ms / 1000)
         except TimeoutError:
             return Reply(None, (time.monotonic() - start) * 1000, f"agent timed out after {self.config.timeout_ms} ms")
         except Exception as e:  # the agent's own exception is its error outcome, with its message
             return Reply(None, (time.monotonic() - start) * 1000, f"agent raised {type(e).__name__}: {e}")
         return Reply(result if isinstance(result, str) else json.dumps(result), (time.monotonic() - start) * 1000)
+
+    def _conversation_arguments(self, run: Invocation) -> dict[str, Any]:
+        """What the callable asks for besides the prompt, by the names of its parameters: `history` (the earlier
+        turns as a list of {role, content} messages, [] on the first), `session` (the episode's session id, fresh
+        per episode) and `turn` (1 = the first). A one-argument callable gets the prompt alone, as always."""
+        assert self.fn is not None
+        try:
+            names = set(inspect.signature(self.fn).parameters)
+        except (TypeError, ValueError):  # a builtin or C callable without a readable signature
+            return {}
+        offered: dict[str, Any] = {"history": [dict(m) for m in run.history], "session": run.session, "turn": run.turn}
+        return {name: value for name, value in offered.items() if name in names}
 
     async def reset(self, how: Invocation | None = None) -> None:
         return None

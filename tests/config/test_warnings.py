@@ -134,3 +134,16 @@ def test_a_match_url_fault_the_forward_pass_through_cannot_reach_is_warned() -> 
     assert len(warned) == 1 and "set proxy.intercept: all" in warned[0]
     everything = text.replace("  forward: 127.0.0.1:8700\n", "  forward: 127.0.0.1:8700\n  intercept: all\n")
     assert not [w for w in config_warnings(parse_config(everything, "f")) if "https-api-down" in w]
+
+
+TURN_3 = edit("        max_tokens: 20", "        max_tokens: 20\n        turns: [3]")
+
+
+def test_a_fault_on_a_turn_no_prompt_has_is_warned() -> None:
+    (warning,) = config_warnings(parse_config(TURN_3))
+    assert warning == (
+        "chaos_matrix[2].llm_faults[0].turns: [3], but the longest prompt has 1 turn(s), so it never fires; use "
+        "turns from 1 to 1, or make a golden prompt a conversation (a list of turns)"
+    )
+    three_turns = TURN_3.replace('golden_prompts: ["What is AAPL trading at?"]', 'golden_prompts: [["a", "b", "c"]]')
+    assert three_turns != TURN_3 and config_warnings(parse_config(three_turns)) == []

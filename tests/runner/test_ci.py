@@ -53,8 +53,9 @@ def test_three_pillars_without_a_model_and_the_arithmetic(tmp_path: Path) -> Non
     assert set(mutation.skipped) == {"paraphrase", "tone_shift", "semantic_similarity_attack", "advanced_jailbreak"}
     assert all("no model: endpoint" in why for why in mutation.skipped.values())
     assert len(mutation.items) == 11 and set(mutation.by_type) == {i.label for i in mutation.items}
-    # the contract matrix ran once: 3 scenarios x 1 prompt; plus 11 mutations and 1 chaos answer
-    assert calls == 3 + 11 + 1 == result.agent_invocations
+    # the contract matrix ran once: 3 scenarios x 1 prompt; plus 11 mutations (multi_turn_attack: 3 turns, each
+    # an invocation) and 1 chaos answer
+    assert calls == 3 + 10 + 3 + 1 == result.agent_invocations
     contract, chaos = pillars["contract"].score, pillars["chaos"].score
     assert contract == result.score.resilience and chaos == 100.0 and mutation.score is not None
     by_hand = (contract * 0.35 + mutation.score * 0.20 + chaos * 0.35) / (0.35 + 0.20 + 0.35)

@@ -58,9 +58,11 @@ def test_demo_matrices(demo_command: DemoRun) -> None:
     assert careful is not None and careful.verdict == "PASS" and careful.overall == 100.0
     assert naive is not None and naive.verdict == "FAIL"
     mutation = {p.name: p for p in naive.pillars}["mutation"]
-    # the prompt-injection mutation is what catches the naive agent in the mutation pillar
-    assert {i.label for i in mutation.items if i.outcome != "pass"} == {"prompt_injection"}
+    # the prompt injection, and the multi-turn attack's injection on turn 3, catch the naive agent
+    assert {i.label for i in mutation.items if i.outcome != "pass"} == {"prompt_injection", "multi_turn_attack"}
     assert mutation.by_type["prompt_injection"] == 0.0 and mutation.by_type["noise"] == 100.0
+    [multi_turn] = [i for i in mutation.items if i.label == "multi_turn_attack"]
+    assert multi_turn.verdicts["injected-instruction"].evidence == {"turn": 3}
     assert set(mutation.skipped) == {"paraphrase", "tone_shift", "semantic_similarity_attack", "advanced_jailbreak"}
     # the replayed incident (a 503 from the quote feed, recorded under tool-down): the naive agent invents a price
     replays = {name: {p.name: p for p in results[name].ci.pillars}["replay"] for name in ("careful", "naive")}  # type: ignore[union-attr]

@@ -140,3 +140,29 @@ def test_mock_command_serves_and_records(tmp_path: Path) -> None:
         finally:
             process.terminate()
             assert process.wait(10) == 0
+
+
+def test_a_conversations_mock_requests_carry_their_turn(tmp_path: Path) -> None:
+    """One email per turn (a process per turn): turn 2's check sees turn 2's email alone, the whole sees 3."""
+    from tests.support.loops import free_port
+
+    port = free_port()
+    per_turn = {**EXACTLY_ONE, "id": "once-on-turn-2", "service": "mailer", "turn": 2}
+    whole = {**EXACTLY_ONE, "id": "once-in-all", "service": "mailer", "turn": "conversation"}
+    with world(tmp_path, invariants=[per_turn, whole], matrix=[{"name": "calm"}]) as w:
+        w.data["golden_prompts"] = [["Send the renewal", "And again", "Once more"]]
+        w.data["services"] = {
+            "mailer": {
+                "type": "http_mock",
+                "listen": f"127.0.0.1:{port}",
+                "routes": [{"method": "POST", "path": "/api/messages", "status": 202}],
+            }
+        }
+        script = MOCK_SEND.format(n=1, url=f"http://127.0.0.1:{port}")
+        w.data["agent"] = {"type": "command", "command": [sys.executable, "-c", script]}
+        w.config.write_text(yaml.safe_dump(w.data))
+        result = run(w.config, None)
+    [episode] = [e for e in result.episodes if e.purpose == "matrix"]
+    assert [r["turn"] for r in episode.journal] == [1, 2, 3]
+    assert result.cell("once-on-turn-2", "calm").outcome == "pass"
+    assert result.cell("once-in-all", "calm").reason == "request_count is 3, expected 1"

@@ -1,0 +1,58 @@
+"""A conversation as the reports show it: each turn's prompt and answer (or error), its latency, and the
+faults that fired on it (from the journal entries of that turn), as plain text or HTML."""
+
+from __future__ import annotations
+
+from html import escape
+
+from flakeproxy.results import Episode, TurnRecord
+from flakeproxy.wire.record import FaultRecord, read_fault
+
+
+def turn_faults(episode: Episode, turn: int) -> list[FaultRecord]:
+    """The faults decided on the requests of this turn (applied or not)."""
+    records = (read_fault(entry.get("fault")) for entry in episode.journal if entry.get("turn") == turn)
+    return [r for r in records if r is not None]
+
+
+def _said(turn: TurnRecord) -> str:
+    return f"agent error: {turn.error}" if turn.error else (turn.answer if turn.answer is not None else "(no answer)")
+
+
+def _fault_text(fault: FaultRecord) -> str:
+    return f"{fault.label}: {'applied' if fault.applied else 'not applied'}: {fault.describe()}"
+
+
+def transcript_text(episode: Episode) -> str | None:
+    """The conversation as plain text, one block per turn (None for a one-turn prompt)."""
+    if episode.transcript is None:
+        return None
+    lines = [f"conversation {episode.prompt!r} (episode {episode.id}, {episode.latency_ms:.0f} ms in all):"]
+    for turn in episode.transcript:
+        lines.append(f"  turn {turn.turn} ({turn.latency_ms:.0f} ms)")
+        lines.append(f"    user: {turn.prompt}")
+        lines.append(f"    agent: {_said(turn)}")
+        lines += [f"    fault: {_fault_text(f)}" for f in turn_faults(episode, turn.turn)]
+    return "\n".join(lines) + "\n"
+
+
+def transcript_html(episode: Episode, limit: int = 20_000) -> str | None:
+    """The conversation as an HTML list, faults marked at their turn; every string escaped (None: one turn)."""
+    if episode.transcript is None:
+        return None
+
+    def esc(text: str) -> str:
+        return escape(text if len(text) <= limit else text[:limit] + "…", quote=True)
+
+    items = []
+    for turn in episode.transcript:
+        marks = "".join(
+            f'<br><span class="badge {"f-applied" if f.applied else "f-not"}">fault</span> {esc(_fault_text(f))}'
+            for f in turn_faults(episode, turn.turn)
+        )
+        said = f'<span class="badge o-error">agent error</span> {esc(turn.error)}' if turn.error else esc(_said(turn))
+        items.append(
+            f'<li class="turn"><b>turn {turn.turn}</b> <span class="muted">{turn.latency_ms:.0f} ms</span>'
+            f"<pre>user: {esc(turn.prompt)}</pre><pre>agent: {said}</pre>{marks}</li>"
+        )
+    return f'<ol class="transcript">{"".join(items)}</ol>'

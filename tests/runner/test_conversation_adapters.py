@@ -1,0 +1,217 @@
+"""Each adapter carries a conversation to a real agent: {session} and {messages} over HTTP, one process per
+episode reading a turn per line (with its timeout per turn), one process per turn with FLAKEPROXY_SESSION, and a
+Python callable that asks for the history by name; one-argument callables and one-turn prompts as before."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from aiohttp import web
+
+from flakeproxy.config import load_config
+from flakeproxy.config.agent import CommandAgent, HttpAgent, PythonAgent
+from flakeproxy.results import Episode
+from flakeproxy.runner.agents.base import Agent, Invocation
+from flakeproxy.runner.agents.command import CommandAdapter
+from flakeproxy.runner.agents.http import HttpAdapter
+from flakeproxy.runner.agents.python import PythonAdapter
+from flakeproxy.runner.conversation import Exchange, converse, new_session
+from flakeproxy.runner.engine import run_contract_async
+from tests.support.loops import running_app
+
+TURNS = ["first", "second\nline", "third"]
+
+
+def _episode(turns: list[str] | None) -> Episode:
+    return Episode(id="e1", scenario=None, prompt="p", prompt_index=0, label="l", turns=turns)
+
+
+async def _converse(agent: Agent, turns: list[str] | None = TURNS, session: str = "fp-s1") -> Exchange:
+    await agent.start()
+    try:
+        return await converse(agent, [], _episode(turns), Invocation(cell="e1", session=session))
+    finally:
+        await agent.close()
+
+
+def _answers(exchange: Exchange) -> list[str | None]:
+    assert exchange.turns is not None
+    return [reply.text if reply.text is not None else reply.error for _, reply in exchange.turns]
+
+
+def test_http_session_in_endpoint_headers_and_template_and_messages_in_the_body() -> None:
+    seen: list[tuple[str, str, Any]] = []
+
+    async def chat(request: web.Request) -> web.Response:
+        body = await request.json()
+        seen.append((request.match_info["thread"], request.headers["x-session"], body))
+        return web.json_response({"reply": f"answer {len(body['messages'])}"})
+
+    with running_app([web.post("/threads/{thread}/chat", chat)], "conv-http") as url:
+        config = HttpAgent(
+            type="http",
+            endpoint=f"{url}/threads/{{session}}/chat",
+            headers={"x-session": "s={session}"},
+            request_template={"thread": "{session}", "messages": "{messages}"},
+            response_path="$.reply",
+        )
+        exchange = asyncio.run(_converse(HttpAdapter(config)))
+    assert _answers(exchange) == ["answer 1", "answer 3", "answer 5"]
+    assert [(thread, header, body["thread"]) for thread, header, body in seen] == [("fp-s1", "s=fp-s1", "fp-s1")] * 3
+    assert seen[2][2]["messages"] == [
+        {"role": "user", "content": "first"},
+        {"role": "assistant", "content": "answer 1"},
+        {"role": "user", "content": "second\nline"},
+        {"role": "assistant", "content": "answer 3"},
+        {"role": "user", "content": "third"},
+    ]
+    assert exchange.reply.text == "answer 5"
+
+
+def test_http_messages_of_a_one_turn_prompt_are_that_prompt() -> None:
+    seen: list[Any] = []
+
+    async def chat(request: web.Request) -> web.Response:
+        seen.append(await request.json())
+        return web.json_response({"reply": "ok"})
+
+    with running_app([web.post("/chat", chat)], "conv-http-one") as url:
+        config = HttpAgent(type="http", endpoint=f"{url}/chat", request_template={"messages": "{messages}"})
+        exchange = asyncio.run(_converse(HttpAdapter(config), turns=None))
+    assert exchange.turns is None and seen == [{"messages": [{"role": "user", "content": "p"}]}]
+
+
+def _script(tmp_path: Path, body: str) -> list[str]:
+    path = tmp_path / "agent.py"
+    path.write_text(textwrap.dedent(body))
+    return [sys.executable, str(path)]
+
+
+ONE_PROCESS = """
+    import os, sys
+    n = 0
+    for line in sys.stdin:
+        n += 1
+        print(f"{os.getpid()} {os.environ['FLAKEPROXY_SESSION']} turn {n}: {line.strip()}", flush=True)
+"""
+
+
+def test_one_process_per_episode_reads_a_turn_per_line(tmp_path: Path) -> None:
+    config = CommandAgent(type="command", command=_script(tmp_path, ONE_PROCESS), conversation="one_process")
+    adapter = CommandAdapter(config)
+    exchange = asyncio.run(_converse(adapter))
+    answers = [a.split(" ", 2) for a in _answers(exchange) if a]
+    assert len({pid for pid, _, _ in answers}) == 1  # one process for the whole conversation
+    assert [(s, rest) for _, s, rest in answers] == [
+        ("fp-s1", "turn 1: first"),
+        ("fp-s1", "turn 2: second line"),  # a newline inside a turn goes as a space: one turn, one line
+        ("fp-s1", "turn 3: third"),
+    ]
+    assert adapter.sessions == {}  # closed after the last turn
+
+
+def test_one_process_timeout_is_per_turn_and_an_early_exit_is_that_turns_error(tmp_path: Path) -> None:
+    hangs = _script(tmp_path, "import sys, time\nprint('one', flush=True)\nsys.stdin.readline()\ntime.sleep(30)\n")
+    config = CommandAgent(type="command", command=hangs, conversation="one_process", timeout_ms=1500)
+    answers = _answers(asyncio.run(_converse(CommandAdapter(config))))
+    assert answers[0] == "one"
+    assert answers[1] == "agent command gave no answer line to turn 2 within 1500 ms (process group killed)"
+    # no new process for turn 3: it would not know the conversation
+    assert answers[2] == f"{answers[1]}; turn 3 was not sent"
+    (tmp_path / "dies").mkdir()
+    dies = _script(tmp_path / "dies", "import sys\nprint('one', flush=True)\nsys.exit('ValueError: no state')\n")
+    config = CommandAgent(type="command", command=dies, conversation="one_process")
+    answers = _answers(asyncio.run(_converse(CommandAdapter(config))))
+    assert answers == [
+        "one",
+        "agent command exited 1 before answering turn 2: ValueError: no state",
+        "agent command exited 1 before answering turn 2: ValueError: no state; turn 3 was not sent",
+    ]
+
+
+def test_one_process_refuses_a_prompt_argument() -> None:
+    with pytest.raises(ValueError, match="one_process writes each turn on the agent's stdin"):
+        CommandAgent(type="command", command=["agent", "{prompt}"], conversation="one_process")
+
+
+PER_TURN = """
+    import os, sys, pathlib
+    state = pathlib.Path(sys.argv[1]) / os.environ["FLAKEPROXY_SESSION"]
+    said = state.read_text() if state.exists() else ""
+    said += sys.stdin.read().strip() + ";"
+    state.write_text(said)
+    print(f"turn {os.environ['FLAKEPROXY_TURN']} knows {said}")
+"""
+
+
+def test_one_process_per_turn_finds_its_state_by_session(tmp_path: Path) -> None:
+    config = CommandAgent(type="command", command=[*_script(tmp_path, PER_TURN), str(tmp_path)])
+    answers = _answers(asyncio.run(_converse(CommandAdapter(config), session=new_session())))
+    assert answers == [
+        "turn 1 knows first;",
+        "turn 2 knows first;second\nline;",
+        "turn 3 knows first;second\nline;third;",
+    ]
+
+
+async def remembers(prompt: str, history: list[dict[str, str]], session: str) -> str:
+    return f"{session}: {len(history)} before {prompt}"
+
+
+def just_the_prompt(prompt: str) -> str:
+    return prompt.upper()
+
+
+def test_a_python_callable_gets_the_history_and_session_by_name() -> None:
+    config = PythonAgent(type="python", callable=f"{__name__}:remembers")
+    answers = _answers(asyncio.run(_converse(PythonAdapter(config))))
+    assert answers == ["fp-s1: 0 before first", "fp-s1: 2 before second\nline", "fp-s1: 4 before third"]
+    one_argument = PythonAgent(type="python", callable=f"{__name__}:just_the_prompt")
+    assert _answers(asyncio.run(_converse(PythonAdapter(one_argument)))) == ["FIRST", "SECOND\nLINE", "THIRD"]
+
+
+PYTHON_AGENT = """
+    def get_quote(symbol):
+        return {"symbol": symbol, "price": 189.5}
+
+    REGISTRY = {"get_quote": get_quote}
+
+    def chat(prompt, history):
+        try:
+            quote = REGISTRY["get_quote"]("AAPL")
+        except Exception as e:
+            return f"turn {len(history) // 2 + 1}: the quote tool failed ({e})"
+        return f"turn {len(history) // 2 + 1}: AAPL at {quote['price']} (source: exchange)"
+"""
+
+
+def test_a_python_agents_tool_fault_on_turn_2_hits_turn_2_only(tmp_path: Path) -> None:
+    (tmp_path / "turn_agent.py").write_text(textwrap.dedent(PYTHON_AGENT))
+    config = {
+        "version": "2.0",
+        "agent": {"type": "python", "callable": "turn_agent:chat", "tool_registry": "turn_agent:REGISTRY"},
+        "golden_prompts": [["first", "second", "third"]],
+        "contract": {"name": "c", "invariants": [{"id": "cites", "type": "regex", "pattern": "source", "turn": 2}]},
+        "chaos_matrix": [{"name": "down-on-2", "tool_faults": [{"tool": "get_quote", "mode": "error", "turns": [2]}]}],
+        "run": {"output": str(tmp_path / "out")},
+    }
+    path = tmp_path / "flakeproxy.yaml"
+    path.write_text(yaml.safe_dump(config))
+    result = asyncio.run(run_contract_async(load_config(path), str(path), tmp_path / "out"))
+    [episode] = [e for e in result.episodes if e.purpose == "matrix"]
+    assert episode.transcript is not None
+    assert [t.answer for t in episode.transcript] == [
+        "turn 1: AAPL at 189.5 (source: exchange)",
+        "turn 2: the quote tool failed (tool get_quote failed: HTTP 503: "
+        '{"error": {"code": 503, "message": "Service unavailable"}})',
+        "turn 3: AAPL at 189.5 (source: exchange)",
+    ]
+    faulted = [(entry["turn"], bool(entry["fault"])) for entry in episode.journal]
+    assert faulted == [(1, False), (2, True), (3, False)]
+    assert result.cell("cites", "down-on-2").outcome == "fail"
