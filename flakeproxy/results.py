@@ -11,7 +11,7 @@ from flakeproxy.results_spend import ScenarioSpend, Spend
 from flakeproxy.telemetry.spans import AgentSpan
 from flakeproxy.wire.record import FaultRecord, read_fault
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"  # 4: the inconclusive outcome, spend, conversations (optional fields: 3 still reads)
 #: inconclusive: only a cell judged by the rate rule (replica_aggregation: rate) when its interval straddles
 #: min_pass_rate; never an episode's verdict
 Outcome = Literal["pass", "fail", "error", "not_applicable", "inconclusive"]

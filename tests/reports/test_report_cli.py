@@ -68,7 +68,7 @@ def test_report_of_an_interrupted_run_says_so(demo: dict[str, RunResult], saved:
     [
         (None, "cannot read it (No such file or directory)"),
         ("{not json", "not JSON (line 1"),
-        ('{"schema_version": "3"}', "not a flakeproxy results.json of schema 3"),
+        ('{"schema_version": "4"}', "not a flakeproxy results.json of schema 4"),
     ],
 )
 def test_report_user_errors_are_one_line(content: str | None, message: str, tmp_path: Path) -> None:
@@ -106,3 +106,28 @@ def test_an_interrupted_contract_run_still_writes_its_reports(tmp_path: Path) ->
     assert "> **Interrupted.**" in (tmp_path / "out" / "summary.md").read_text()
     assert "<b>Interrupted.</b>" in (tmp_path / "out" / "report.html").read_text()
     assert 'type="interrupted"' in (tmp_path / "out" / "junit.xml").read_text()
+
+
+def test_a_schema_3_results_file_still_renders_and_compares(demo_dir: Path, tmp_path: Path) -> None:
+    """Schema 4 only added optional fields (spend, conversations) and an outcome: last version's files still read."""
+    import json
+
+    data = json.loads((demo_dir / "naive" / "results.json").read_text())
+    data["schema_version"] = "3"
+    for key in ("spend", "pricing_as_of", "budget_crossed"):
+        data.pop(key, None)
+    for episode in data["episodes"]:
+        for key in ("spend", "turns", "transcript"):
+            episode.pop(key, None)
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(data))
+    for fmt in STARTS:
+        out = report(str(old), "-f", fmt)
+        assert out.returncode == 0 and out.stdout.startswith(STARTS[fmt]), (fmt, out.stderr)
+    compared = subprocess.run(
+        [sys.executable, "-m", "flakeproxy", "compare", str(old), str(demo_dir / "naive" / "results.json")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert compared.returncode in (0, 4), compared.stdout + compared.stderr

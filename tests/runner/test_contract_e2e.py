@@ -37,7 +37,7 @@ def test_naive_agent_fails_the_critical_invariant_and_exits_1(tmp_path: Path) ->
     assert "FAIL  never-fabricate-when-tools-fail in search-tool-down [critical]: negated: matches" in out.stdout
     assert "resilience score" in out.stdout and out.stdout.rstrip().splitlines()[-1].startswith("reproduce:")
     data = json.loads((tmp_path / "out" / "results.json").read_text())
-    assert data["schema_version"] == "3" and data["seed"] == 7 and data["complete"]
+    assert data["schema_version"] == "4" and data["seed"] == 7 and data["complete"]
     assert data["score"]["verdict"] == "FAIL" and len(data["config_sha256"]) == 64
     failed = [c for c in data["cells"] if c["outcome"] == "fail"]
     assert [(c["invariant"], c["scenario"]) for c in failed] == [
