@@ -44,6 +44,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             path = item.path.relative_to(REPO / "tests")
             group = path.parts[0] if path.parts[0] in ONE_GROUP else str(path)
             item.add_marker(pytest.mark.xdist_group(group))
+        if config.getoption("loadgroup", False):  # set on xdist workers only
+            _name_the_group(item)
+
+
+def _name_the_group(item: pytest.Item) -> None:
+    """What pytest-xdist (3.8) does for loadgroup, done where it no longer can: it suffixes each node id with
+    `@group` (the scheduler groups by that suffix) by setting `item._nodeid`, which pytest 9.2 stopped reading (the
+    id is `item._id` now): without this, every test was scheduled on its own and each file's module fixtures, the
+    shared demo among them, ran on both workers. Older pytest keeps `_nodeid`, and xdist does it there."""
+    if hasattr(item, "_nodeid") or not hasattr(item, "_id") or "@" in item.nodeid:
+        return
+    from _pytest.nodeid import coerce_node_id  # pytest >= 9.2
+
+    group = "_".join(
+        sorted(
+            {str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in item.iter_markers("xdist_group")}
+        )
+    )
+    item._id = coerce_node_id(f"{item.nodeid}@{group}")
 
 
 def pytest_configure(config: pytest.Config) -> None:
