@@ -325,6 +325,11 @@ class RunResult(Model):
     spend: list[ScenarioSpend] = Field(
         default_factory=list, description="Per scenario: what its episodes spent, and its amplification over calm."
     )
+    spend_total: Spend | None = Field(
+        None,
+        description="Over every episode of the run, calm baselines and the stateful check too: what run.budget "
+        "counts (the scenario rows count the matrix's episodes only).",
+    )
     pricing_as_of: str | None = Field(None, description="The date of the prices the costs were computed with.")
     budget_crossed: str | None = Field(None, description="run.budget: which budget stopped the run, and at what.")
     cells: list[CellResult] = Field(default_factory=list)

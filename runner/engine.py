@@ -22,11 +22,11 @@ from flakeproxy.errors import ConfigError, FlakeproxyError
 from flakeproxy.judging.cells import Context, judge_scenario
 from flakeproxy.judging.coverage import coverage, describe, scenario_coverage
 from flakeproxy.judging.scoring import score_contract
-from flakeproxy.judging.spending import account, pricing_date, scenario_spend
+from flakeproxy.judging.spending import account, pricing_date, run_spend, scenario_spend
 from flakeproxy.planning.checks import has_reset, plan_contract, resolve_paths
 from flakeproxy.planning.plan import STATEFUL_WARNING, Plan, plan_episodes, shard_of
 from flakeproxy.proxycore.redact import Redactor
-from flakeproxy.results import CellResult, Episode, RunResult, ShardInfo
+from flakeproxy.results import CellResult, Episode, RunResult, ScenarioCoverage, ShardInfo
 from flakeproxy.runner.agents import make_agent
 from flakeproxy.runner.budget import RunSpend
 from flakeproxy.runner.control import ControlClient
@@ -81,7 +81,10 @@ class ContractRun:
     def _write(self, force: bool = True) -> None:
         if force or time.monotonic() - self._written >= WRITE_EVERY_S:
             self.result.episodes = self._in_plan_order()
+            if self.shard is None:  # what applied so far, also in a run stopped early (budget, Ctrl-C, a crash)
+                self.result.coverage = self._coverage()
             self.result.spend = scenario_spend(self.config, self.result.episodes)
+            self.result.spend_total = run_spend(self.config, self.result.episodes)
             self.result.pricing_as_of = pricing_date(self.config)
             write(self.result, self.output)
             self._written = time.monotonic()
@@ -305,8 +308,11 @@ class ContractRun:
 
         await run_adaptive(self, plan, runner, limit)
 
+    def _coverage(self) -> list[ScenarioCoverage]:
+        return coverage(self.config, self._in_plan_order(), self.result.unattributed_journal)
+
     def _score(self) -> None:
-        self.result.coverage = coverage(self.config, self._in_plan_order(), self.result.unattributed_journal)
+        self.result.coverage = self._coverage()
         self.result.score = score_contract(self.config, self.result.cells, self.result.coverage)
 
     async def _stop(self) -> None:

@@ -161,3 +161,8 @@ def test_ci_is_inconclusive_when_its_contract_is_and_nothing_else_failed() -> No
     low = combine(pillars(), 95.0, False, contract_open=True)  # a missed minimum still fails
     assert low.verdict == "FAIL" and low.reasons == ["overall 90.0 is below the minimum 95"]
     assert combine(pillars(), None, False).verdict == "FAIL"
+    alone = [PillarResult(name="contract", ran=True, score=None, weight=0.5, passed=False),
+             PillarResult(name="chaos", ran=False, weight=0.5)]  # fmt: skip
+    only = combine(alone, None, False, contract_open=True)  # the contract the only pillar, all of it unsettled
+    assert (only.verdict, only.overall, only.reasons) == ("INCONCLUSIVE", None, [])
+    assert combine(alone, None, False).reasons[0] == "no pillar could be scored"  # a FAIL, not open, is said

@@ -111,6 +111,11 @@ def scenario_spend(config: FlakeproxyConfig, episodes: list[Episode]) -> list[Sc
     return out
 
 
+def run_spend(config: FlakeproxyConfig, episodes: list[Episode]) -> Spend:
+    """What every episode of the run spent together (the matrix's, calm baselines', the stateful check's)."""
+    return added(_spend(e, config) for e in episodes)
+
+
 def pricing_date(config: FlakeproxyConfig) -> str | None:
     """When the prices the costs were computed with were checked (the config's, else the default table's)."""
     table = effective_pricing(config.pricing)

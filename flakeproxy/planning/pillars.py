@@ -152,7 +152,8 @@ def combine(
             f"{p.name} {p.weight:g}->{p.share:.3g}" for p in ran
         )
     overall = round(sum(p.share * (p.score or 0.0) for p in ran), 2) if ran and total else None
-    if overall is None:
+    only_open = contract_open and all(p.name == "contract" for p in pillars if p.ran)  # nothing else to score
+    if overall is None and not only_open:
         reasons.append("no pillar could be scored")
     for pillar in pillars:
         if pillar.ran and pillar.score is None and not (contract_open and pillar.name == "contract"):

@@ -63,9 +63,9 @@ def section(result: RunResult) -> str:
     head = "".join(f"<th>{esc(h)}</th>" for h in spend.HEADER)
     body = "".join(
         "<tr>"
-        + "".join(f"<td>{esc(c)}</td>" if i else f"<th scope=row>{esc(c)}</th>" for i, c in enumerate(spend.cells(r)))
+        + "".join(f"<td>{esc(c)}</td>" if i else f"<th scope=row>{esc(c)}</th>" for i, c in enumerate(r))
         + "</tr>"
-        for r in rows
+        for r in spend.rows(result)
     )
     unknown = sum(r.total.unknown_calls for r in rows)
     note = f" {unknown} LLM call(s) reported no usage: sums marked + are lower bounds." if unknown else ""

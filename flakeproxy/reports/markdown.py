@@ -156,7 +156,10 @@ def _spend(result: RunResult) -> list[str]:
         return []
     lines = ["", "<details><summary>Spend per scenario</summary>", "", "| " + " | ".join(spend.HEADER) + " |"]
     lines.append("|---" * len(spend.HEADER) + "|")
-    lines += ["| " + " | ".join(escape(c, 80) for c in spend.cells(r)) + " |" for r in rows[:MAX_ROWS]]
+    table = spend.rows(result)
+    lines += [
+        "| " + " | ".join(escape(c, 80) for c in r) + " |" for r in [*table[:MAX_ROWS], *table[-1:]][: len(table)]
+    ]
     return [*lines, "", f"Prices as of {escape(result.pricing_as_of or 'unknown', 20)}.", "", "</details>"]
 
 

@@ -21,6 +21,22 @@ def shown(result: RunResult) -> list[ScenarioSpend]:
     return result.spend
 
 
+WHOLE_RUN = "whole run"
+
+
+def rows(result: RunResult) -> list[list[str]]:
+    """The table's rows: each scenario's, then the whole run's (every episode, what run.budget counts)."""
+    scenarios = shown(result)
+    if not scenarios:
+        return []
+    out = [cells(r) for r in scenarios]
+    if result.spend_total is not None:
+        episodes = sum(1 for e in result.episodes if e.spend is not None) or len(result.episodes)
+        whole = ScenarioSpend(scenario=WHOLE_RUN, episodes=episodes, total=result.spend_total)
+        out.append([*cells(whole)[:-1], ""])
+    return out
+
+
 def lower_bound(spend: Spend) -> str:
     return "+" if spend.unknown_calls else ""
 
@@ -58,11 +74,11 @@ def cells(row: ScenarioSpend) -> list[str]:
 
 def terminal_lines(result: RunResult) -> list[str]:
     """An aligned table of the scenarios' spend, with the prices' date under it."""
-    rows = [list(HEADER), *(cells(r) for r in shown(result))]
-    if len(rows) == 1:
+    table = [list(HEADER), *rows(result)]
+    if len(table) == 1:
         return []
-    widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    widths = [max(len(r[i]) for r in table) for i in range(len(HEADER))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in table]
     note = f"spend: usage as the providers reported it; prices as of {result.pricing_as_of or 'unknown'}"
     unknown = sum(r.total.unknown_calls for r in shown(result))
     if unknown:

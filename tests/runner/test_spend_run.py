@@ -74,3 +74,22 @@ def test_a_run_budget_of_10_llm_calls_stops_a_40_episode_run_with_exit_5(tmp_pat
     assert data["budget_crossed"] == "run.budget.llm_calls: 11 LLM calls, more than 10"
     assert data["spend"][0]["total"]["llm_calls"] == 11
     assert (tmp_path / "out" / "junit.xml").exists() and (tmp_path / "out" / "report.html").exists()
+
+
+def test_a_run_stopped_by_its_budget_keeps_its_coverage_and_its_whole_spend(tmp_path: Path) -> None:
+    """What applied before the stop is in results.json (the chaos scenario is not shown as calm), and the whole
+    run's spend is what the budget counted, calm baseline episodes included."""
+    matrix = [MATRIX[2]]  # the proxy answers 429 to the LLM: no calm scenario, so amplification plans baselines
+    invariants = [{"id": "tokens", "type": "amplification", "max_factor": 2, "severity": "high"}]
+    budget = {"replicas": 3, "budget": {"llm_calls": 4}}  # 3 calm baselines (1 call each), then the 429s
+    with world(tmp_path, "careful", invariants=invariants, matrix=matrix, run=budget) as w:
+        out = cli(w.config)
+    assert out.returncode == 5, out.stderr
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    crossed = int(data["budget_crossed"].split(": ")[1].split()[0])
+    assert data["spend_total"]["llm_calls"] == crossed > 4
+    assert sum(row["total"]["llm_calls"] for row in data["spend"]) < crossed  # the baselines are in no row
+    [limited] = data["coverage"]
+    assert limited["scenario"] == "llm-limited" and limited["applied"] >= 1, limited
+    terminal = (tmp_path / "out" / "summary.md").read_text()
+    assert "| whole run |" in terminal
