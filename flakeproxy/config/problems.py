@@ -153,7 +153,13 @@ def _message(err: ErrorDetails, root: type[BaseModel], loc: tuple[Any, ...]) -> 
         return f"must have at least {n} item{'s' if n != 1 else ''}, got {_show(value)}", loc
     if kind in _BOUNDS:
         bound = next(iter(ctx.values()))
-        return f"must be {_BOUNDS[kind]} {bound}, got {_show(value)}", loc
+        fraction = kind.startswith("less_than") and bound in (1, 1.0) and isinstance(value, int | float) and value > 1
+        hint = f" (a fraction: {value / 100:g} means {value:g}%)" if fraction and value <= 100 else ""
+        return f"must be {_BOUNDS[kind]} {bound}, got {_show(value)}{hint}", loc
+    if kind in ("model_type", "model_attributes_type", "dict_type") and not isinstance(value, dict):
+        keys = _keys(type_at(root, loc))
+        what = f"a mapping of {', '.join(keys)}" if keys else "a mapping (key: value)"
+        return f"must be {what}, got {_show(value)}", loc
     message = err["msg"].removeprefix("Value error, ")
     if isinstance(value, (dict, list)):
         return message, loc

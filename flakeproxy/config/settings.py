@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Discriminator, Field, Tag, model_validator
+from pydantic import BeforeValidator, Discriminator, Field, Tag, field_validator, model_validator
 
 from flakeproxy.config.anchor import flat_weights
 from flakeproxy.config.base import HostPort, HttpUrl, StrictModel
@@ -28,6 +28,13 @@ class AdaptiveReplicas(StrictModel):
         return self
 
 
+def _replicas_shape(value: Any) -> Any:
+    """A number or {min, max}: anything else (a list, true) is said in those words, not as an integer's error."""
+    if isinstance(value, bool) or not isinstance(value, int | dict | AdaptiveReplicas):
+        raise ValueError("must be a number (e.g. 3) or {min: 2, max: 30} (adaptive)")
+    return value
+
+
 def _replicas_kind(value: Any) -> str:
     return "adaptive" if isinstance(value, dict | AdaptiveReplicas) else "fixed"
 
@@ -48,6 +55,19 @@ class RunBudget(StrictModel):
     cost: float | None = Field(None, ge=0.0, description="The most USD over every LLM call (priced with pricing:).")
     llm_calls: int | None = Field(None, ge=0, description="The most LLM requests (errors and retries count).")
 
+    @field_validator("tokens", "cost", "llm_calls", mode="before")
+    @classmethod
+    def _a_number(cls, value: Any) -> Any:
+        if isinstance(value, bool):  # YAML's yes/true would read as 1
+            raise ValueError("must be a number (e.g. llm_calls: 400), not true/false")
+        return value
+
+    @model_validator(mode="after")
+    def _limits_something(self) -> RunBudget:
+        if self.tokens is None and self.cost is None and self.llm_calls is None:
+            raise ValueError("a budget that limits nothing: give tokens, cost or llm_calls (e.g. {llm_calls: 400})")
+        return self
+
 
 class RunConfig(StrictModel):
     seed: int = Field(0, description="Seeds every fault decision; the same seed gives the same faults.")
@@ -58,7 +78,7 @@ class RunConfig(StrictModel):
         description="Episodes run at once (of any scenarios); needs run.attribution (else one at a time). "
         "With attribution: slots, at most one per slot.",
     )
-    replicas: Replicas = Field(
+    replicas: Annotated[Replicas, BeforeValidator(_replicas_shape)] = Field(
         1,
         description="Times each episode (prompt x scenario) runs; or {min, max} (adaptive): more replicas only "
         "where a cell's verdict is still open (needs scoring.min_pass_rate).",

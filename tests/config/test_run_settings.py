@@ -137,3 +137,29 @@ def test_invariants_may_name_a_python_agents_tools() -> None:
         assert config.contract is not None and config.contract.invariants[0].target == "get_quote"
     with pytest.raises(ConfigError, match="target 'nope' is not defined; valid: get_quote"):
         parse_config(base.replace("TOOLS", 'tools: ["m:get_quote"]').replace("target: get_quote", "target: nope"), "f")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("run: {budget: {}}\n", r"run.budget: a budget that limits nothing: give tokens, cost or llm_calls"),
+        ("run: {budget: {llm_calls: true}}\n", r"run.budget.llm_calls: must be a number .*not true/false"),
+        ("run: {budget: 100}\n", r"run.budget: must be a mapping of tokens, cost, llm_calls, got 100"),
+        ("run: {replicas: [2, 12]}\n", r"run.replicas: must be a number \(e.g. 3\) or \{min: 2, max: 30\}"),
+        ("run: {replicas: true}\n", r"run.replicas: must be a number"),
+        ("pricing: {models: [1, 2]}\n", r"pricing.models: must be a mapping \(key: value\), got \[1, 2\]"),
+    ],
+)
+def test_the_new_keys_say_what_shape_they_take(text: str, message: str) -> None:
+    """Found by a new user: values pydantic would coerce (true as 1) or explain in its own terms are refused in ours."""
+    with pytest.raises(ConfigError, match=message):
+        parse_config(BASE + text, "f.yaml")
+
+
+def test_a_percentage_where_a_fraction_goes_says_so() -> None:
+    with pytest.raises(
+        ConfigError, match=r"scoring.min_pass_rate: must be < 1.0, got 80 \(a fraction: 0.8 means 80%\)"
+    ):
+        parse_config(
+            BASE.replace("scoring:\n", "scoring:\n  replica_aggregation: rate\n  min_pass_rate: 80\n"), "f.yaml"
+        )
