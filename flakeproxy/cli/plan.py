@@ -37,14 +37,15 @@ def _rate_lines(min_pass_rate: float, rates: tuple[float, ...], confidence: floa
 @click.command()
 @config_option
 @click.option("--min-pass-rate", type=click.FloatRange(0, 1, min_open=True, max_open=True),
-              help="Plan replicas for a rate rule with this threshold.")  # fmt: skip
+              help="A rate rule's threshold to plan for (default: scoring.min_pass_rate).")  # fmt: skip
 @click.option("--pass-rate", "rates", type=click.FloatRange(0, 1), multiple=True,
               help="A true pass rate to tell from the threshold (repeatable; default 0.5 and 0.99).")  # fmt: skip
-@click.option("--confidence", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True)
+@click.option("--confidence", type=click.FloatRange(0.5, 0.999),
+              help="The intervals' confidence (default: scoring.confidence, 0.95).")  # fmt: skip
 @click.option("--power", type=click.FloatRange(0.5, 0.999), default=0.8, show_default=True,
               help="The chance the verdict is the right one for that pass rate.")  # fmt: skip
 def plan(
-    config_path: str, min_pass_rate: float | None, rates: tuple[float, ...], confidence: float, power: float
+    config_path: str, min_pass_rate: float | None, rates: tuple[float, ...], confidence: float | None, power: float
 ) -> None:
     """Print what `contract run` will do with this config without running anything: the episodes (each one a
     paid agent invocation) by scenario and purpose, the cells; with --min-pass-rate, how many replicas tell
@@ -70,7 +71,8 @@ def plan(
     by_scenario = Counter(e.scenario or f"({e.purpose})" for e in episodes)
     for name, count in by_scenario.items():
         click.echo(f"  {count:>5}  {name}")
+    min_pass_rate = min_pass_rate if min_pass_rate is not None else config.scoring.min_pass_rate
     if min_pass_rate is not None:
         rates = rates or (0.5, 0.99)
-        for line in _rate_lines(min_pass_rate, rates, confidence, power):
+        for line in _rate_lines(min_pass_rate, rates, confidence or config.scoring.confidence, power):
             click.echo(line)

@@ -152,3 +152,5 @@ def test_plan_of_adaptive_replicas_prints_the_range_of_episodes(tmp_path: Path) 
         )
     assert done.returncode == 0, done.stderr
     assert "4 to 60 episodes at 2 to 30 replicas (adaptive: more only where a cell is still open)" in done.stdout
+    # no --min-pass-rate: the config's threshold is planned for (a new user expected it read)
+    assert "rate rule at min_pass_rate 0.8, confidence 0.95: no rule can PASS a cell with fewer than" in done.stdout
