@@ -81,11 +81,11 @@ def test_the_config_pricing_falls_back_on_the_dated_defaults() -> None:
         ({"llm_calls": 4}, None),
         ({"tokens": 399}, "run.budget.tokens: at least 400 tokens, more than 399"),
         ({"cost": 0.001}, "run.budget.cost: at least $0.0040, more than $0.001"),
-        ({}, None),
+        ({}, None),  # no run.budget at all (an empty one is a config error)
     ],
 )
 def test_run_budget(budget: dict[str, Any], crossed: str | None) -> None:
-    spent = RunSpend(RunBudget.model_validate(budget))
+    spent = RunSpend(RunBudget.model_validate(budget) if budget else None)
     for _ in range(2):
         spent.charge(Spend(llm_calls=2, input_tokens=150, output_tokens=50, cost_usd=0.002, unknown_calls=1))
     assert spent.crossed() == crossed
