@@ -71,6 +71,8 @@ class ControlApi:
         self.scenarios = {s.name: s for s in config.matrix}
         #: called with (episode id, label) when an episode ends (the recorder writes its session then)
         self.on_episode_end: list[Callable[[str, str | None], Awaitable[None]]] = []
+        #: called on POST /reset, after the injector and the journal (the agent's spans are cleared then)
+        self.on_reset: list[Callable[[], None]] = []
         self.app = web.Application(middlewares=[self._errors, self._auth], client_max_size=MAX_BODY_BYTES)
         self.app.add_routes(
             [
@@ -259,4 +261,6 @@ class ControlApi:
     async def reset(self, request: web.Request) -> web.Response:
         self.injector.reset()
         self.journal.clear()
+        for hook in self.on_reset:
+            hook()
         return web.json_response(self._scenario_view())

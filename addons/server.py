@@ -155,6 +155,8 @@ class ProxyServer:
         self.api.on_episode_end.append(self.recorder.episode_ended)
         otlp = config.proxy.otlp  # the agent's own spans: received here, handed to the runner with GET /spans
         self.otlp = OtlpReceiver(otlp, SpanStore(), Redactor(config.redact)) if otlp else None
+        if self.otlp is not None:
+            self.api.on_reset.append(self.otlp.store.clear)  # POST /reset forgets the agent's spans too
         SpanRoutes(self.otlp.store if self.otlp else None).add_to(self.api.app)
         self._master: Master | None = None
         self._lifecycle: _Lifecycle | None = None

@@ -200,3 +200,13 @@ def test_bad_span_queries_are_400(world: tuple[Proxy, str], query: str, says: st
     proxy, _ = world
     status, data = proxy.control.call("GET", f"/spans{query}")
     assert status == 400 and data["error"].startswith(says)
+
+
+def test_reset_forgets_the_agents_spans(world: tuple[Proxy, str]) -> None:
+    proxy, url = world
+    trace_id = "7b8efff798038103d269b633813fc60d"
+    body = otlp_json(trace_id, "aee19b7ec3c1b175", RUNNER_SPAN, "POST")
+    assert post(f"{url}/v1/traces", body, "application/json")[0] == 200
+    assert len(spans_of(proxy, trace_id)["spans"]) == 1
+    proxy.control.ok("POST", "/reset")
+    assert spans_of(proxy, trace_id, "&wait_ms=0")["spans"] == []
