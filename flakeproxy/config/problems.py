@@ -102,9 +102,13 @@ def _tags(members: Any) -> list[str]:
 def data_path(data: Any, loc: tuple[Any, ...]) -> Path:
     """The path in the user's data for a pydantic loc (which also holds union tags)."""
     path: list[str | int] = []
-    for step in loc:
-        if isinstance(data, dict) and any(data.get(t) == step for t in _TAGS) and step not in data:
-            continue
+    for i, step in enumerate(loc):
+        if isinstance(data, dict) and any(data.get(t) == step for t in _TAGS):
+            following = loc[i + 1] if i + 1 < len(loc) else None
+            # the union's tag, not a key; unless the user has a key of that name the rest of the path is inside
+            # (a command agent's `command:` list is both its tag and a key of its own)
+            if step not in data or (following in data and not _holds(data[step], following)):
+                continue
         if isinstance(data, dict) and step in _SHAPE_TAGS and step not in data:
             continue
         if (isinstance(data, dict) and step in data) or (
@@ -117,6 +121,12 @@ def data_path(data: Any, loc: tuple[Any, ...]) -> Path:
             continue
         path.append(step)
     return tuple(path)
+
+
+def _holds(value: Any, step: Any) -> bool:
+    return (isinstance(value, dict) and step in value) or (
+        isinstance(value, list) and isinstance(step, int) and step < len(value)
+    )
 
 
 def _show(value: Any) -> str:

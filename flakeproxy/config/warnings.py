@@ -187,6 +187,21 @@ def unreachable_turns(config: FlakeproxyConfig) -> list[str]:
     return out
 
 
+def shared_reset(config: FlakeproxyConfig) -> list[str]:
+    """Episodes at once, conversations, and a reset of the whole agent: each episode's reset wipes the sessions
+    of the conversations running beside it (found by a new user: turn 3 lost its history at concurrency 4)."""
+    agent = config.agent
+    reset = getattr(agent, "reset_endpoint", None)
+    conversations = any(not isinstance(p, str) for p in config.golden_prompts)
+    if config.run.concurrency > 1 and conversations and reset and "{session}" not in reset:
+        return [
+            f"agent.reset_endpoint {reset} resets the whole agent, and with run.concurrency "
+            f"{config.run.concurrency} it runs while other conversations are mid-way: put {{session}} in it "
+            "(e.g. /reset/{session}) so an episode clears its own session only, or run.concurrency: 1"
+        ]
+    return []
+
+
 def config_warnings(config: FlakeproxyConfig) -> list[str]:
     """Every warning for config, one line each, in a stable order."""
     return (
@@ -196,6 +211,7 @@ def config_warnings(config: FlakeproxyConfig) -> list[str]:
         + slot_concurrency(config)
         + unused_slots(config)
         + unreachable_turns(config)
+        + shared_reset(config)
         + forward_proxy(config)
         + forward_without_token(config)
     )

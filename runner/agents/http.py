@@ -89,11 +89,12 @@ class HttpAdapter:
             await self.session.close()
 
     def _endpoints(self, how: Invocation | None) -> tuple[str, str | None]:
-        """The endpoint and reset endpoint of the replica that runs this invocation (its slot's, if slotted)."""
+        """The endpoint and reset endpoint of the replica that runs this invocation (its slot's, if slotted), with
+        the episode's {session} in both: a reset can then clear that episode's session alone."""
+        endpoint, reset = self.config.endpoint, self.config.reset_endpoint
         if how is not None and how.slot is not None and self.config.slots:
-            replica = self.config.slots[how.slot]
-            return self._session(replica.endpoint, how), replica.reset_endpoint
-        return self._session(self.config.endpoint, how), self.config.reset_endpoint
+            endpoint, reset = self.config.slots[how.slot].endpoint, self.config.slots[how.slot].reset_endpoint
+        return self._session(endpoint, how), self._session(reset, how) if reset is not None else None
 
     @staticmethod
     def _session(text: str, how: Invocation | None) -> str:

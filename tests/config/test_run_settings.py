@@ -163,3 +163,31 @@ def test_a_percentage_where_a_fraction_goes_says_so() -> None:
         parse_config(
             BASE.replace("scoring:\n", "scoring:\n  replica_aggregation: rate\n  min_pass_rate: 80\n"), "f.yaml"
         )
+
+
+COMMAND_AGENT = """\
+version: "2.0"
+agent:
+  type: command
+  command: [python3, agent.py]
+  {extra}
+targets: {{}}
+golden_prompts: [x]
+contract: {{name: c, invariants: [{{id: a, type: completes}}]}}
+chaos_matrix: [{{name: calm}}]
+"""
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ("conversation: one-process", r"line 5: agent.conversation: must be one of process_per_turn, one_process"),
+        ("timeout_ms: soon", r"line 5: agent.timeout_ms: input should be a valid integer"),
+        ("cwd: [1]", r"line 5: agent.cwd: "),
+    ],
+)
+def test_a_command_agents_keys_are_named_not_its_command(extra: str, message: str) -> None:
+    """`command` is both the union's tag and the agent's own key: an error under the agent names the key that is
+    wrong, on its line, not `agent.command` (a new user's finding)."""
+    with pytest.raises(ConfigError, match=message):
+        parse_config(COMMAND_AGENT.format(extra=extra), "f.yaml")

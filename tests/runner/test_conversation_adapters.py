@@ -87,6 +87,54 @@ def test_http_messages_of_a_one_turn_prompt_are_that_prompt() -> None:
     assert exchange.turns is None and seen == [{"messages": [{"role": "user", "content": "p"}]}]
 
 
+def test_http_reset_endpoint_gets_the_episodes_session() -> None:
+    """At concurrency above 1 an episode must reset its own session, not the conversations beside it (a new
+    user's finding): {session} in reset_endpoint is the session its turns then use; validate warns without it."""
+    resets: list[str] = []
+
+    async def reset(request: web.Request) -> web.Response:
+        resets.append(request.match_info["thread"])
+        return web.json_response({})
+
+    with running_app([web.post("/reset/{thread}", reset)], "conv-http-reset") as url:
+        config = HttpAgent(type="http", endpoint=f"{url}/chat", reset_endpoint=f"{url}/reset/{{session}}")
+
+        async def reset_once() -> None:
+            adapter = HttpAdapter(config)
+            await adapter.start()
+            try:
+                await adapter.reset(Invocation(session="fp-s9"))
+            finally:
+                await adapter.close()
+
+        asyncio.run(reset_once())
+    assert resets == ["fp-s9"]
+
+
+def test_a_shared_reset_with_conversations_at_once_is_warned_about() -> None:
+    from flakeproxy.config import parse_config
+    from flakeproxy.config.warnings import config_warnings
+
+    text = BASE_CONVERSATION.format(reset="http://127.0.0.1:1/reset")
+    [warning] = [w for w in config_warnings(parse_config(text, "f.yaml")) if "reset_endpoint" in w]
+    assert "put {session} in it" in warning and "run.concurrency 4" in warning
+    fixed = BASE_CONVERSATION.format(reset="http://127.0.0.1:1/reset/{session}")
+    assert not [w for w in config_warnings(parse_config(fixed, "f.yaml")) if "reset_endpoint" in w]
+
+
+BASE_CONVERSATION = """\
+version: "2.0"
+agent: {{type: http, endpoint: "http://127.0.0.1:1/t/{{session}}", reset_endpoint: "{reset}"}}
+proxy:
+  listeners: [{{name: tools, listen: "127.0.0.1:1", upstream: "http://127.0.0.1:2"}}]
+targets: {{api: {{listener: tools}}}}
+golden_prompts: [[first, second]]
+contract: {{name: c, invariants: [{{id: a, type: completes}}]}}
+chaos_matrix: [{{name: calm}}]
+run: {{concurrency: 4, attribution: header}}
+"""
+
+
 def _script(tmp_path: Path, body: str) -> list[str]:
     path = tmp_path / "agent.py"
     path.write_text(textwrap.dedent(body))
