@@ -1,0 +1,110 @@
+"""A fake OpenAI Realtime server on loopback (websockets): the API's real event shapes, usage included.
+
+On connect it sends session.created; session.update gets session.updated; conversation.item.create gets
+conversation.item.added; response.create gets response.created, response.output_item.added, one
+response.output_text.delta per word of ANSWER, response.output_text.done and response.done with usage.
+It records each connection's path, headers and the events it received. A deterministic fixture, not a mock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from websockets.asyncio.server import Server, ServerConnection, serve
+
+from tests.support.loops import LoopThread, free_port
+
+ANSWER = "AAPL trades at $189.50 on the exchange feed."
+USAGE = {
+    "total_tokens": 57,
+    "input_tokens": 45,
+    "output_tokens": 12,
+    "input_token_details": {"cached_tokens": 0, "text_tokens": 45, "audio_tokens": 0},
+    "output_token_details": {"text_tokens": 12, "audio_tokens": 0},
+}
+
+
+@dataclass
+class Connection:
+    path: str
+    headers: dict[str, str]
+    received: list[dict[str, Any]] = field(default_factory=list)
+    close_code: int | None = None
+
+
+@dataclass
+class RealtimeServer:
+    url: str = ""
+    connections: list[Connection] = field(default_factory=list)
+    _ids: Any = field(default_factory=lambda: itertools.count(1))
+
+    def event(self, kind: str, **fields: Any) -> str:
+        return json.dumps({"type": kind, "event_id": f"event_{next(self._ids)}", **fields})
+
+    async def handle(self, ws: ServerConnection) -> None:
+        request = ws.request
+        assert request is not None
+        conn = Connection(request.path, {k.lower(): v for k, v in request.headers.raw_items()})
+        self.connections.append(conn)
+        session = {"type": "realtime", "id": "sess_fp1", "object": "realtime.session", "model": "gpt-realtime"}
+        await ws.send(self.event("session.created", session=session))
+        try:
+            async for raw in ws:
+                message = json.loads(raw)
+                conn.received.append(message)
+                for out in self.answer(message, session):
+                    await ws.send(out)
+        finally:
+            conn.close_code = ws.close_code
+
+    def answer(self, message: dict[str, Any], session: dict[str, Any]) -> list[str]:
+        kind = message.get("type")
+        if kind == "session.update":
+            return [self.event("session.updated", session={**session, **message.get("session", {})})]
+        if kind == "conversation.item.create":
+            item = {"id": "item_u1", "object": "realtime.item", "status": "completed", **message.get("item", {})}
+            return [self.event("conversation.item.added", previous_item_id=None, item=item)]
+        if kind == "response.create":
+            return self.response()
+        return []
+
+    def response(self) -> list[str]:
+        rid, iid = "resp_fp1", "item_fp1"
+        base = {"response_id": rid, "item_id": iid, "output_index": 0, "content_index": 0}
+        pending = {"id": rid, "object": "realtime.response", "status": "in_progress", "output": [], "usage": None}
+        item = {"id": iid, "object": "realtime.item", "type": "message", "role": "assistant", "status": "in_progress"}
+        words = [w if i == 0 else " " + w for i, w in enumerate(ANSWER.split(" "))]
+        done_item = {**item, "status": "completed", "content": [{"type": "output_text", "text": ANSWER}]}
+        return [
+            self.event("response.created", response=pending),
+            self.event("response.output_item.added", response_id=rid, output_index=0, item={**item, "content": []}),
+            *[self.event("response.output_text.delta", **base, delta=w) for w in words],
+            self.event("response.output_text.done", **base, text=ANSWER),
+            self.event(
+                "response.done", response={**pending, "status": "completed", "output": [done_item], "usage": USAGE}
+            ),
+        ]
+
+
+class RunningRealtime:
+    """`with RunningRealtime() as server:` a fake Realtime server on a free loopback port in its own loop."""
+
+    def __enter__(self) -> RealtimeServer:
+        self.thread = LoopThread("realtime")
+        self.server = RealtimeServer()
+        port = free_port()
+        self._ws: Server = self.thread.run(self._start(port))
+        self.server.url = f"http://127.0.0.1:{port}"
+        return self.server
+
+    async def _start(self, port: int) -> Server:
+        return await serve(self.server.handle, "127.0.0.1", port)
+
+    def __exit__(self, *exc: object) -> None:
+        self._ws.close()
+        self.thread.run(asyncio.wait_for(self._ws.wait_closed(), 5))
+        self.thread.close()
