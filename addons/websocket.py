@@ -87,9 +87,9 @@ class WebSocketFaults:
         state: FlowState | None = flow.metadata.get(KEY)
         if flow.websocket is not None or state is None or state.decision is None or state.coverage is None:
             return
-        if state.decision.action.websocket is not None:
-            kind = state.decision.kind
-            state.coverage.unchanged(f"the call was not a WebSocket; {kind} acts on a WebSocket's messages")
+        if state.decision.action.websocket is not None and flow.response is not None:
+            status, kind = flow.response.status_code, state.decision.kind
+            state.coverage.unchanged(f"the upstream refused the WebSocket upgrade ({status}); {kind} had no messages")
 
     async def _timer(self, flow: http.HTTPFlow, live: Live, delay_ms: int) -> None:
         await asyncio.sleep(delay_ms / 1000)

@@ -176,17 +176,23 @@ def test_connection_cap_sends_the_providers_event_then_closes(world: tuple[Realt
     assert _fault(entry)["applied"] and entry["websocket"]["close_code"] == 1000
 
 
-def test_a_websocket_fault_on_a_plain_request_is_not_applied_and_says_why(world: tuple[RealtimeServer, Proxy]) -> None:
+def test_a_refused_upgrade_leaves_a_websocket_fault_not_applied_and_says_why(
+    world: tuple[RealtimeServer, Proxy],
+) -> None:
     proxy = world[1]
     proxy.control.scenario("ws", llm_faults=[{"mode": "ws_close", "tool": "voice"}])
     episode = proxy.control.begin()
+    headers = {"x-flakeproxy-cell": episode, "upgrade": "websocket", "connection": "Upgrade"}  # no key: refused
     try:
-        request = urllib.request.Request(proxy.listeners["rt"] + "/v1/realtime", headers={"x-flakeproxy-cell": episode})
-        try:
-            urllib.request.urlopen(request, timeout=5).read()
-        except urllib.error.HTTPError as e:
-            e.read()
+        request = urllib.request.Request(proxy.listeners["rt"] + "/v1/realtime", headers=headers)
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=5)
+        refused.value.close()
     finally:
         (entry,) = proxy.control.end(episode)
         proxy.control.scenario(None)
-    assert not entry["fault"]["applied"] and "not a WebSocket" in entry["fault"]["not_applied_reason"]
+    assert entry["status"] == 426 and not entry["fault"]["applied"]
+    assert (
+        entry["fault"]["not_applied_reason"]
+        == "the upstream refused the WebSocket upgrade (426); ws_close had no messages"
+    )

@@ -37,7 +37,10 @@ def llm(api: str) -> Call:
 
 
 OPENAI, ANTHROPIC = llm("openai"), llm("anthropic")
-REALTIME = Call("llm", "GET", "http://llm/v1/realtime?model=m", "/v1/realtime?model=m", {}, b"", ("voice",), "openai")
+UPGRADE = {"upgrade": "websocket", "connection": "Upgrade"}
+REALTIME = Call(
+    "llm", "GET", "http://llm/v1/realtime?model=m", "/v1/realtime?model=m", UPGRADE, b"", ("voice",), "openai"
+)
 REWRITES = {"rewrite_body": True, "stream": "MapEvents"}  # an LLM answer's text, buffered or streamed
 JSON_REWRITES = {"rewrite_body": True, "stream": "MapJsonEvents"}  # every JSON document, buffered or streamed
 JITTERED = 400 + Random(3).randint(0, 100)
