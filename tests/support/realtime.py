@@ -1,9 +1,15 @@
-"""A fake OpenAI Realtime server on loopback (websockets): the API's real event shapes, usage included.
+"""A fake OpenAI Realtime and Responses-over-WebSocket server on loopback (websockets): the APIs' real event
+shapes, usage included.
 
-On connect it sends session.created; session.update gets session.updated; conversation.item.create gets
-conversation.item.added; response.create gets response.created, response.output_item.added, one
-response.output_text.delta per word of ANSWER, response.output_text.done and response.done with usage.
-It records each connection's path, headers and the events it received. A deterministic fixture, not a mock.
+Realtime (a path under /v1/realtime): on connect it sends session.created; session.update gets
+session.updated; conversation.item.create gets conversation.item.added; response.create gets
+response.created, response.output_item.added, one response.output_text.delta per word of ANSWER,
+response.output_text.done and response.done with usage.
+Responses (/v1/responses): each response.create gets the Responses stream's events, response.created to
+response.completed with usage, numbered by sequence_number; a previous_response_id this connection did not
+create gets the API's `previous_response_not_found` error event (the server keeps responses per connection,
+so a reconnect loses them). It records each connection's path, headers and the events it received. A
+deterministic fixture, not a mock.
 """
 
 from __future__ import annotations
@@ -51,12 +57,15 @@ class RealtimeServer:
         conn = Connection(request.path, {k.lower(): v for k, v in request.headers.raw_items()})
         self.connections.append(conn)
         session = {"type": "realtime", "id": "sess_fp1", "object": "realtime.session", "model": "gpt-realtime"}
-        await ws.send(self.event("session.created", session=session))
+        realtime = request.path.startswith("/v1/realtime")
+        if realtime:
+            await ws.send(self.event("session.created", session=session))
+        responses = Responses()
         try:
             async for raw in ws:
                 message = json.loads(raw)
                 conn.received.append(message)
-                for out in self.answer(message, session):
+                for out in self.answer(message, session) if realtime else responses.answer(message):
                     await ws.send(out)
         finally:
             conn.close_code = ws.close_code
@@ -86,6 +95,45 @@ class RealtimeServer:
             self.event("response.output_text.done", **base, text=ANSWER),
             self.event(
                 "response.done", response={**pending, "status": "completed", "output": [done_item], "usage": USAGE}
+            ),
+        ]
+
+
+@dataclass
+class Responses:
+    """One Responses-over-WebSocket connection: the responses it made (previous_response_id must name one)."""
+
+    made: list[str] = field(default_factory=list)
+    seq: Any = field(default_factory=lambda: itertools.count(0))
+
+    def event(self, kind: str, **fields: Any) -> str:
+        return json.dumps({"type": kind, "sequence_number": next(self.seq), **fields})
+
+    def answer(self, message: dict[str, Any]) -> list[str]:
+        if message.get("type") != "response.create":
+            return []
+        previous = message.get("previous_response_id")
+        if previous is not None and previous not in self.made:
+            text = f"Previous response with id '{previous}' not found."
+            return [self.event("error", code="previous_response_not_found", message=text, param="previous_response_id")]
+        rid = f"resp_ws{len(self.made) + 1}"
+        self.made.append(rid)
+        return self.stream(rid, str(message.get("model", "gpt-5")))
+
+    def stream(self, rid: str, model: str) -> list[str]:
+        at = {"item_id": "msg_1", "output_index": 0, "content_index": 0}
+        base = {"id": rid, "object": "response", "created_at": 1764000000, "model": model, "output": []}
+        usage = {"input_tokens": 45, "output_tokens": 12, "total_tokens": 57}
+        usage |= {"input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}
+        part = {"type": "output_text", "text": ANSWER, "annotations": []}
+        item = {"id": "msg_1", "type": "message", "role": "assistant", "status": "completed", "content": [part]}
+        words = [w if i == 0 else " " + w for i, w in enumerate(ANSWER.split(" "))]
+        return [
+            self.event("response.created", response={**base, "status": "in_progress"}),
+            *[self.event("response.output_text.delta", **at, delta=w, logprobs=[]) for w in words],
+            self.event("response.output_text.done", **at, text=ANSWER, logprobs=[]),
+            self.event(
+                "response.completed", response={**base, "status": "completed", "output": [item], "usage": usage}
             ),
         ]
 
