@@ -116,6 +116,7 @@ def test_ws_close_ends_the_socket_with_its_code_mid_response(world: tuple[Realti
     assert "response.created" in seen.types and "response.output_text.delta" not in seen.types
     assert _fault(entry)["applied"] and _fault(entry)["effect"] == "closed 1011 upstream failed"
     assert entry["websocket"]["closed_by"] == "proxy" and entry["websocket"]["close_code"] == 1011
+    assert world[0].connections[-1].close_code == 1011  # the server got the same close
 
 
 def test_ws_error_event_arrives_in_the_providers_shape_and_the_socket_stays_open(

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
 
 from tests.support.loops import LoopThread, free_port
 
@@ -40,6 +41,7 @@ class Connection:
     headers: dict[str, str]
     received: list[dict[str, Any]] = field(default_factory=list)
     close_code: int | None = None
+    abandoned: bool = False  # closed while the server was still sending
 
 
 @dataclass
@@ -67,6 +69,8 @@ class RealtimeServer:
                 conn.received.append(message)
                 for out in self.answer(message, session) if realtime else responses.answer(message):
                     await ws.send(out)
+        except ConnectionClosed as closed:  # the proxy closed it mid-answer (a fault): the test reads close_code
+            conn.abandoned = closed.rcvd is not None
         finally:
             conn.close_code = ws.close_code
 
