@@ -53,14 +53,17 @@ def _ws_layer(flow: http.HTTPFlow) -> WebsocketLayer | None:
     servers: Any = ctx.master.addons.get("proxyserver")
     handler = servers.connections.get(flow.client_conn.id) if servers is not None else None
     todo: list[Any] = [handler.layer] if handler is not None else []
-    for _ in range(64):
-        if not todo:
-            return None
+    seen: set[int] = set()
+    while todo and len(seen) < 256:
         layer = todo.pop()
+        if id(layer) in seen:
+            continue
+        seen.add(id(layer))
         if isinstance(layer, WebsocketLayer) and layer.flow is flow:
             return layer
-        todo += [getattr(layer, "child_layer", None), getattr(layer, "layer", None)]
-        todo += list(getattr(layer, "streams", {}).values())
+        bound = getattr(layer, "_handle_event", None)  # HttpProxy keeps its child only as its handler
+        todo += [getattr(layer, "child_layer", None), getattr(layer, "layer", None), getattr(bound, "__self__", None)]
+        todo += [t for t in getattr(layer, "streams", {}).values() if t is not None]
         todo = [t for t in todo if t is not None]
     return None
 
@@ -175,8 +178,10 @@ class WebSocketFaults:
         """Hand mitmproxy's WebSocket layer the close as if the server had sent it: it is read right after this
         (injected) message, and closes both sides with its code and reason."""
         layer = _ws_layer(flow)
-        if layer is None or live.close is None:
-            flow.kill()  # no layer to hand the close to (mitmproxy changed): cut the connection instead
+        if layer is None or live.close is None:  # mitmproxy's layers changed shape: say so, leave the socket open
+            live.close = None
+            if live.coverage is not None:
+                live.coverage.unchanged("the proxy found no WebSocket layer of mitmproxy's to hand the close to")
             return
         if flow.websocket is not None and flow.websocket.close_code is None:
             code, reason = live.close

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import ssl
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -143,18 +144,22 @@ class Responses:
 
 
 class RunningRealtime:
-    """`with RunningRealtime() as server:` a fake Realtime server on a free loopback port in its own loop."""
+    """`with RunningRealtime() as server:` a fake Realtime server on a free loopback port in its own loop (over
+    TLS with `tls`, a server context: then its url is https://127.0.0.1:PORT)."""
+
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
+        self.tls = tls
 
     def __enter__(self) -> RealtimeServer:
         self.thread = LoopThread("realtime")
         self.server = RealtimeServer()
         port = free_port()
         self._ws: Server = self.thread.run(self._start(port))
-        self.server.url = f"http://127.0.0.1:{port}"
+        self.server.url = f"{'https' if self.tls else 'http'}://127.0.0.1:{port}"
         return self.server
 
     async def _start(self, port: int) -> Server:
-        return await serve(self.server.handle, "127.0.0.1", port)
+        return await serve(self.server.handle, "127.0.0.1", port, ssl=self.tls)
 
     def __exit__(self, *exc: object) -> None:
         self._ws.close()
