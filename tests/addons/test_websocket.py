@@ -46,12 +46,17 @@ class Turn:
 
 
 def turn(proxy: Proxy, episode: str, until: str = "response.done", idle: bool = False) -> Turn:
-    """One voice-agent turn through the proxy: session.update, a user message, response.create, then events
-    until `until` (or the end of the connection). `idle`: ask for no response, only wait for events."""
-    client = openai.OpenAI(api_key=SECRET, base_url=proxy.listeners["rt"] + "/v1", max_retries=0)
+    """One voice-agent turn through the proxy (see talk)."""
+    return talk(proxy.listeners["rt"], {"x-flakeproxy-cell": episode}, until, idle)
+
+
+def talk(base: str, headers: dict[str, str], until: str = "response.done", idle: bool = False) -> Turn:
+    """One voice-agent turn at base (http://HOST:PORT): session.update, a user message, response.create, then
+    events until `until` (or the end of the connection). `idle`: ask for no response, only wait for events."""
+    client = openai.OpenAI(api_key=SECRET, base_url=base + "/v1", max_retries=0)
     seen, started = Turn(), time.monotonic()
     try:
-        with client.realtime.connect(model="gpt-realtime", extra_headers={"x-flakeproxy-cell": episode}) as conn:
+        with client.realtime.connect(model="gpt-realtime", extra_headers=headers) as conn:
             conn.session.update(session={"type": "realtime", "instructions": f"api_key={SECRET}"})
             if not idle:
                 item = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "AAPL?"}]}

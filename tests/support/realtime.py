@@ -18,6 +18,7 @@ import asyncio
 import itertools
 import json
 import ssl
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +50,8 @@ class Connection:
 class RealtimeServer:
     url: str = ""
     connections: list[Connection] = field(default_factory=list)
+    #: the real failure the server itself produces on each connection (tests.fidelity.ws_failures), or None
+    failure: Callable[[ServerConnection], Any] | None = None
     _ids: Any = field(default_factory=lambda: itertools.count(1))
 
     def event(self, kind: str, **fields: Any) -> str:
@@ -64,16 +67,23 @@ class RealtimeServer:
         if realtime:
             await ws.send(self.event("session.created", session=session))
         responses = Responses()
+        failing = self.failure(ws) if self.failure is not None else None
+        timer = asyncio.create_task(failing.timer()) if failing is not None else None
         try:
             async for raw in ws:
                 message = json.loads(raw)
                 conn.received.append(message)
                 for out in self.answer(message, session) if realtime else responses.answer(message):
-                    await ws.send(out)
+                    if failing is None:
+                        await ws.send(out)
+                    elif not await failing.send(out):
+                        break
         except ConnectionClosed as closed:  # the proxy closed it mid-answer (a fault): the test reads close_code
             conn.abandoned = closed.rcvd is not None
         finally:
             conn.close_code = ws.close_code
+            if timer is not None:
+                timer.cancel()
 
     def answer(self, message: dict[str, Any], session: dict[str, Any]) -> list[str]:
         kind = message.get("type")
