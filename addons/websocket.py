@@ -19,11 +19,12 @@ import wsproto.events
 from mitmproxy import ctx, http
 from mitmproxy.proxy.layers.websocket import WebsocketLayer
 
-from flakeproxy.addons.fault_addon import KEY, FaultAddon
+from flakeproxy.addons.fault_addon import KEY, UNFINISHED, FaultAddon
 from flakeproxy.addons.flow_state import FlowState
 from flakeproxy.proxycore.ws_log import WsLog
 from flakeproxy.wire.coverage import Coverage
 from flakeproxy.wire.websocket import WsPlan, WsStep
+from flakeproxy.wire.ws_usage import WsUsage
 
 LIVE = "flakeproxy.websocket"
 #: The content of the marker message that makes mitmproxy's WebSocket layer read the close put before it.
@@ -43,6 +44,7 @@ class Live:
     queue: deque[tuple[bytes, str | None, bool]] = field(default_factory=deque)
     close: tuple[int, str] | None = None  # the close the fault asked for, once asked
     timer: asyncio.Task[None] | None = None
+    usage: WsUsage | None = None  # an LLM target's: the usage its server reports, response by response
 
     def at_ms(self) -> float:
         return (time.monotonic() - self.opened) * 1000
@@ -80,6 +82,8 @@ class WebSocketFaults:
             state.watch.stop()  # a quiet socket is no hung upstream
         live = flow.metadata[LIVE] = Live(WsLog(), time.monotonic())
         state.entry.ws = live.log
+        if any(self.faults.injector.targets[t].api for t in state.entry.targets):  # an LLM call, its usage ahead
+            live.usage, state.entry.usage = WsUsage(), dict(UNFINISHED)
         action = state.decision.action if state.decision is not None else None
         if action is not None and action.websocket is not None and state.coverage is not None:
             live.plan, live.coverage = action.websocket(), state.coverage
@@ -105,6 +109,8 @@ class WebSocketFaults:
         if live is None or flow.websocket is None:
             return
         message = flow.websocket.messages[-1]
+        if live.usage is not None and not message.from_client and not message.injected:
+            live.usage.feed(message.content)  # as the provider reported it, whatever a fault does next
         if message.injected:
             self._injected(flow, live, message)
             return
@@ -199,4 +205,6 @@ class WebSocketFaults:
             live.timer.cancel()
         by = "client" if flow.websocket.closed_by_client else "server"
         live.log.closed(flow.websocket.close_code, flow.websocket.close_reason, by)
+        if live.usage is not None:
+            state.entry.usage = live.usage.finish().to_json()
         self.faults.finish(flow, state)

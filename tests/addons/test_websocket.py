@@ -102,6 +102,13 @@ def test_a_connection_is_one_journal_entry_with_its_messages_attributed_and_reda
     assert ws["message_count"] == len(ws["messages"]) and ws["closed_by"] == "client" and ws["close_code"] == 1000
     assert SECRET not in str(entry) and SECRET in str(server.connections[-1].received)
     assert "x-flakeproxy-cell" not in server.connections[-1].headers  # removed from the upgrade, as on any request
+    usage = entry["usage"]  # an LLM call: the usage of response.done, as the server reported it
+    assert (usage["input_tokens"], usage["output_tokens"], usage["unknown"], usage["model"]) == (
+        45,
+        12,
+        False,
+        "gpt-realtime",
+    )
 
 
 def _fault(entry: dict[str, Any]) -> dict[str, Any]:

@@ -61,6 +61,11 @@ def test_a_responses_socket_is_journaled_with_its_usage_bearing_events(world: tu
     seen, entry = run(world[1], None)
     assert seen.raised is None and seen.text == ANSWER and seen.events[-1].response.usage.total_tokens == 57
     assert entry["status"] == 101 and entry["targets"] == ["responses_ws"] and entry["fault"] is None
+    assert (entry["usage"]["input_tokens"], entry["usage"]["output_tokens"], entry["usage"]["model"]) == (
+        45,
+        12,
+        "gpt-5",
+    )
     texts = [m["text"] for m in entry["websocket"]["messages"]]
     assert '"response.create"' in texts[0] and '"response.completed"' in texts[-1]
 
