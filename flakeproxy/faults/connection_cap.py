@@ -17,8 +17,11 @@ CAP_CODES = {"realtime": "session_expired", "responses": "websocket_connection_l
 
 
 class ConnectionCapFault(Fault):
-    """Close a WebSocket after_ms after it opened, as a provider's connection cap does: its `error` event, then a
-    close frame with `code` (0 after_ms: at the first moment)."""
+    """Close a WebSocket after_ms after it opened, as a provider's connection cap does (0: at once).
+
+    The provider's `error` event first (session_expired, websocket_connection_limit_reached), then a close frame
+    with `code`.
+    """
 
     mode: Literal["connection_cap"]
     after_ms: Milliseconds = 60_000

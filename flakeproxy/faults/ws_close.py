@@ -12,8 +12,10 @@ from flakeproxy.wire.websocket import WsClose
 
 
 class WsCloseFault(WsFault):
-    """Close a WebSocket with `code` and `reason` in place of the server message it triggers on (1011: server
-    error; 1006 cannot be sent, a client reports it for a connection lost without a close frame)."""
+    """Close a WebSocket with `code` and `reason` in place of the server message it triggers on.
+
+    1011 is a server error; 1006 cannot be sent (a client reports it for a connection lost without a close frame).
+    """
 
     mode: Literal["ws_close"]
     code: int = Field(1011, ge=1000, le=4999)

@@ -10,8 +10,10 @@ from flakeproxy.wire.websocket import WsInject, error_event, ws_api
 
 
 class WsErrorEventFault(WsFault):
-    """Send the provider's own `error` event ahead of the server message it triggers on; the socket stays open
-    (Realtime's shape on /v1/realtime, the Responses stream's on other paths)."""
+    """Send the provider's own `error` event ahead of the server message it triggers on; the socket stays open.
+
+    Realtime's shape on /v1/realtime, the Responses stream's on other paths.
+    """
 
     mode: Literal["ws_error_event"]
     error_type: str = "server_error"

@@ -12,9 +12,12 @@ from flakeproxy.wire.websocket import WsInject, error_event, rate_limits_event, 
 
 
 class WsRateLimitFault(WsFault):
-    """The provider's rate limit on a WebSocket: Realtime's `rate_limits.updated` with nothing remaining, then an
-    `error` event with code rate_limit_exceeded, ahead of the message it triggers on (by default the first
-    response.created); the socket stays open. reset_s: when the limits reset (0: at once)."""
+    """Send the provider's rate limit events ahead of the message it triggers on; the socket stays open.
+
+    Realtime: `rate_limits.updated` with nothing remaining, then an `error` event with code rate_limit_exceeded;
+    Responses over WebSocket: the error event. By default at the first response.created; reset_s: when the
+    limits reset (0: at once).
+    """
 
     mode: Literal["ws_rate_limit"]
     at_event: str | None = "response.created"
