@@ -211,7 +211,31 @@ def exchange_from_entry(entry: Mapping[str, Any]) -> Exchange:
         inexact="its response body was over the journal's 64 KiB cap in results.json and is cut"
         if entry.get("body_truncated")
         else None,
-    )
+    ).model_copy(update=_ws_from_entry(entry.get("websocket")))
+
+
+def _ws_from_entry(ws: Any) -> dict[str, Any]:
+    """A journaled WebSocket's messages as the agent got them (the dropped left out) and its close; what the
+    journal's caps cut makes the exchange inexact."""
+    if not isinstance(ws, Mapping):
+        return {}
+    kept = [m for m in ws.get("messages") or [] if isinstance(m, Mapping) and m.get("fault") != "dropped"]
+    messages = [
+        WsMessage(sender=m.get("from", "server"), at_ms=m.get("at_ms"), text=m.get("text"), binary=m.get("binary"))
+        for m in kept
+    ]
+    cut = bool(ws.get("messages_truncated")) or any(m.get("truncated") for m in kept)
+    return {
+        "messages": messages,
+        "close_code": ws.get("close_code"),
+        "close_reason": ws.get("close_reason"),
+        "closed_by_client": ws.get("closed_by") == "client",
+        **(
+            {"inexact": "its WebSocket messages were over the journal's caps in results.json and are cut"}
+            if cut
+            else {}
+        ),
+    }
 
 
 def _scrub(redactor: Redactor, event: str, seen: set[str]) -> str:

@@ -11,6 +11,7 @@ import pytest
 pytest.importorskip("openai", reason="the SDKs install beside mitmproxy 12 on Python 3.13+ only")
 
 from flakeproxy.config.replays import Session
+from flakeproxy.replay.build import exchange_from_entry
 from tests.addons.test_websocket import TARGETS, Turn, talk
 from tests.replay.test_proxy_replay import record, replay
 from tests.support.proxy import Proxy, config_for, running_proxy
@@ -74,3 +75,19 @@ def test_a_replay_keeps_the_recorded_timing(world: tuple[RealtimeServer, Proxy])
     assert again.types == live.types and again.types[-1] == "response.done"
     gaps = [turn.at[-1] - turn.at[-2] for turn in (live, again)]
     assert min(gaps) >= 0.3 * 0.9, gaps  # the stall was recorded, and served again
+
+
+def test_a_session_exported_from_the_journal_replays_the_socket(world: tuple[RealtimeServer, Proxy]) -> None:
+    """replay export --from results.json: the journal's messages (the dropped ones left out) make the exchange."""
+    _, proxy = world
+    proxy.control.scenario("ws", llm_faults=[{"mode": "ws_drop", "at_event": "response.output_text.delta", "count": 1}])
+    cell = proxy.control.begin("journaled")
+    try:
+        live = agent(proxy)(cell)
+    finally:
+        (entry,) = proxy.control.end(cell)
+        proxy.control.scenario(None)
+    exchange = exchange_from_entry(entry)
+    assert exchange.messages is not None and exchange.inexact is None
+    again, report = replay(proxy.control, Session(id="j", input="AAPL?", exchanges=[exchange]), agent(proxy))
+    assert report["served"] == 1 and again.types == live.types and again.text == live.text != ANSWER
