@@ -22,8 +22,9 @@ from mitmproxy.proxy.layers.websocket import WebsocketLayer
 from flakeproxy.addons.fault_addon import KEY, UNFINISHED, FaultAddon
 from flakeproxy.addons.flow_state import FlowState
 from flakeproxy.proxycore.ws_log import WsLog
+from flakeproxy.wire.action import Action
 from flakeproxy.wire.coverage import Coverage
-from flakeproxy.wire.websocket import WsPlan, WsStep
+from flakeproxy.wire.websocket import WsPlan, WsRewrite, WsStep
 from flakeproxy.wire.ws_usage import WsUsage
 
 LIVE = "flakeproxy.websocket"
@@ -70,6 +71,13 @@ def _ws_layer(flow: http.HTTPFlow) -> WebsocketLayer | None:
     return None
 
 
+def _plan(action: Action) -> WsPlan | None:
+    """A WebSocket fault's plan, or a context attack's body rewrite applied to the server's messages."""
+    if action.websocket is not None:
+        return action.websocket()
+    return WsRewrite(rewrite=action.rewrite_body) if action.rewrite_body is not None else None
+
+
 class WebSocketFaults:
     def __init__(self, faults: FaultAddon) -> None:
         self.faults = faults
@@ -84,9 +92,9 @@ class WebSocketFaults:
         state.entry.ws = live.log
         if any(self.faults.injector.targets[t].api for t in state.entry.targets):  # an LLM call, its usage ahead
             live.usage, state.entry.usage = WsUsage(), dict(UNFINISHED)
-        action = state.decision.action if state.decision is not None else None
-        if action is not None and action.websocket is not None and state.coverage is not None:
-            live.plan, live.coverage = action.websocket(), state.coverage
+        plan = _plan(state.decision.action) if state.decision is not None else None
+        if plan is not None and state.coverage is not None:
+            live.plan, live.coverage = plan, state.coverage
             if live.plan.timer_ms is not None:
                 live.timer = asyncio.create_task(self._timer(flow, live, live.plan.timer_ms))
 
@@ -119,6 +127,8 @@ class WebSocketFaults:
             return
         if message.from_client or live.plan is None:
             live.log.add(message.from_client, message.content, message.is_text, live.at_ms())
+            if message.from_client and live.plan is not None:
+                live.plan.client_message(message.content)
             return
         step = live.plan.server_message(message.content)
         await self._apply(flow, live, message, step)

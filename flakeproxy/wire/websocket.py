@@ -11,8 +11,9 @@ from __future__ import annotations
 import fnmatch
 import itertools
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 #: Which provider's event shapes a WebSocket endpoint speaks (by its path).
 WsApi = Literal["realtime", "responses"]
@@ -100,6 +101,9 @@ class WsPlan:
     def server_message(self, content: bytes) -> WsStep:
         return WsStep(content)
 
+    def client_message(self, content: bytes) -> None:
+        """A message the agent sent (it passes untouched; a plan may note it)."""
+
     def on_timer(self) -> WsStep:
         return WsStep(None)
 
@@ -184,3 +188,47 @@ class WsCap(WsPlan):
         return WsStep(
             None, before=self.events, close=(self.code, self.reason), effect=f"connection capped, closed {self.code}"
         )
+
+
+def _json(content: bytes) -> dict[str, Any]:
+    try:
+        data = json.loads(content)
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _same(before: bytes, after: bytes) -> bool:
+    """Equal bytes, or two JSON documents with equal values (a re-serialization changes nothing)."""
+    if before == after:
+        return True
+    try:
+        return bool(json.loads(before) == json.loads(after))
+    except ValueError:
+        return False
+
+
+@dataclass
+class WsRewrite(WsPlan):
+    """A body rewrite (a context attack's on a tool's answer) applied to the server's messages, up to the first
+    one it changes (an MCP result carried over a WebSocket, say)."""
+
+    rewrite: Callable[[bytes], bytes] | None = None
+    done: bool = False
+    calls: set[Any] = field(default_factory=set)  # ids of the agent's JSON-RPC tools/call requests
+
+    def client_message(self, content: bytes) -> None:
+        message = _json(content)
+        if message.get("method") == "tools/call" and "id" in message:
+            self.calls.add(json.dumps(message["id"]))
+
+    def server_message(self, content: bytes) -> WsStep:
+        message = _json(content)
+        rpc_answer = "jsonrpc" in message and "method" not in message
+        if self.done or self.rewrite is None or (rpc_answer and json.dumps(message.get("id")) not in self.calls):
+            return WsStep(content)  # over JSON-RPC, only a tools/call's result is a tool's answer
+        out = self.rewrite(content)
+        if _same(content, out):
+            return WsStep(content)
+        self.done = True
+        return WsStep(out, effect=f"message rewritten ({len(content)} -> {len(out)} bytes)")

@@ -15,6 +15,7 @@ from flakeproxy.wire.websocket import (
     WsHold,
     WsInject,
     WsPlan,
+    WsRewrite,
     WsStep,
     corrupt,
     error_event,
@@ -99,3 +100,17 @@ def test_cap_passes_messages_and_closes_on_its_timer() -> None:
     cap = WsCap(timer_ms=100, events=(b"E",), code=1000)
     assert [s.deliver for s in steps(cap)] == STREAM
     assert cap.on_timer() == WsStep(None, before=(b"E",), close=(1000, ""), effect="connection capped, closed 1000")
+
+
+def test_rewrite_changes_the_first_tool_answer_only_and_over_json_rpc_only_a_tools_call_result() -> None:
+    plan = WsRewrite(rewrite=lambda b: b.replace(b"189", b"999"))
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "q"}}
+    plan.client_message(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize"}).encode())
+    plan.client_message(json.dumps(call).encode())
+    init = json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"v": "189"}}).encode()
+    note = json.dumps({"jsonrpc": "2.0", "method": "notifications/x", "params": {"v": "189"}}).encode()
+    result = json.dumps({"jsonrpc": "2.0", "id": 2, "result": {"v": "189"}}).encode()
+    out = [plan.server_message(m) for m in (init, result, result)]
+    assert [s.deliver for s in out] == [init, result.replace(b"189", b"999"), result]  # once, at the tools/call
+    assert WsRewrite(rewrite=lambda b: b + b" ").server_message(b'{"a": 1}').deliver == b'{"a": 1}'  # same JSON
+    assert plan.server_message(note).deliver == note  # done: nothing more changes
