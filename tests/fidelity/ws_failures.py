@@ -58,7 +58,8 @@ class RateLimited(Failure):
             ]
             await self.ws.send(json.dumps({"type": "rate_limits.updated", "event_id": "e1", "rate_limits": limits}))
             error = {"type": "rate_limit_error", "code": "rate_limit_exceeded", "message": "Rate limit reached."}
-            await self.ws.send(json.dumps({"type": "error", "event_id": "e2", "error": {**error, "param": None}}))
+            error |= {"param": None, "event_id": None}
+            await self.ws.send(json.dumps({"type": "error", "event_id": "e2", "error": error}))
         return await super().send(out)
 
 
@@ -93,10 +94,13 @@ class LosesDeltas(Failure):
 
 
 class MalformedEvent(Failure):
-    """A text delta that is not valid JSON (a truncated frame)."""
+    """The first text delta is not valid JSON (a truncated frame); the rest come whole."""
+
+    cut = False
 
     async def send(self, out: str) -> bool:
-        if kind(out) == "response.output_text.delta":
+        if kind(out) == "response.output_text.delta" and not self.cut:
+            self.cut = True
             await self.ws.send(out[: len(out) // 3])
             return True
         return await super().send(out)
@@ -108,5 +112,6 @@ class SessionExpires(Failure):
     async def timer(self) -> None:
         await asyncio.sleep(0.3)
         error = {"type": "invalid_request_error", "code": "session_expired", "message": "Your session expired."}
-        await self.ws.send(json.dumps({"type": "error", "event_id": "e9", "error": {**error, "param": None}}))
+        error |= {"param": None, "event_id": None}
+        await self.ws.send(json.dumps({"type": "error", "event_id": "e9", "error": error}))
         await self.ws.close(1000)
