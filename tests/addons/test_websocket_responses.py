@@ -90,3 +90,25 @@ def test_connection_cap_sends_the_connection_limit_error(world: tuple[RealtimeSe
     seen, entry = run(world[1], {"mode": "connection_cap", "after_ms": 200}, idle=True)
     assert [e.type for e in seen.events] == ["error"] and seen.events[0].code == "websocket_connection_limit_reached"
     assert seen.raised is None and entry["fault"]["applied"] and entry["websocket"]["close_code"] == 1000
+
+
+@pytest.mark.parametrize(
+    ("fault", "check"),
+    [
+        ({"mode": "ws_rate_limit", "reset_s": 1}, lambda s: s.events[0].code == "rate_limit_exceeded"),
+        (
+            {"mode": "ws_stall", "stall_ms": 300, "at_event": "response.completed"},
+            lambda s: s.at[-1] - s.at[-2] >= 0.28,
+        ),
+        ({"mode": "ws_delay", "delay_ms": 40}, lambda s: s.at[-1] - s.at[0] >= 0.04 * (len(s.at) - 1) * 0.9),
+        ({"mode": "ws_drop", "at_event": "response.output_text.delta", "count": 1}, lambda s: s.text == ANSWER[4:]),
+        ({"mode": "ws_corrupt", "at_event": "response.output_text.delta"}, lambda s: s.raised is not None),
+    ],
+    ids=["ws_rate_limit", "ws_stall", "ws_delay", "ws_drop", "ws_corrupt"],
+)
+def test_each_websocket_fault_is_applied_and_seen_by_the_responses_client(
+    world: tuple[RealtimeServer, Proxy], fault: dict[str, Any], check: Any
+) -> None:
+    seen, entry = run(world[1], fault)
+    assert check(seen), (seen.types, seen.at, seen.raised)
+    assert entry["fault"]["applied"] and entry["fault"]["kind"] == fault["mode"], entry["fault"]
