@@ -103,3 +103,77 @@ def test_a_careful_voice_agent_passes_and_a_naive_one_fails(tmp_path: Path, agen
         assert faults and all(f.applied for f in faults), faults  # applied and counted
     reconnects = 2 if passes else 0  # the careful agent reconnected once in each faulted episode
     assert connections == len(result.episodes) + reconnects, [e.scenario for e in result.episodes]
+
+
+def _responses_turn(conn: Any, **create: Any) -> tuple[str, str]:
+    """One response on an open Responses socket: (its id, its text); raises on an error event."""
+    conn.response.create(model="gpt-5", **create)
+    text = ""
+    for event in conn:
+        if event.type == "error":
+            raise RuntimeError(f"{event.code}: {event.message}")
+        if event.type == "response.output_text.delta":
+            text += event.delta
+        if event.type == "response.completed":
+            return event.response.id, text
+    raise ConnectionError("the socket ended before response.completed")
+
+
+def _responses_agent(prompt: str, careful: bool) -> str:
+    """Two turns on one Responses socket, the second chained by previous_response_id. When the socket dies in the
+    second, it reconnects: the careful agent sends the whole conversation again (the new socket does not know
+    the first response), the naive one sends previous_response_id again."""
+    base = flakeproxy.listener_url("rt")
+    client = openai.OpenAI(api_key="sk-test", base_url=f"{base}/v1", max_retries=0)
+    headers = {"x-flakeproxy-cell": flakeproxy.current_cell() or ""}
+    first: list[Any] = [{"role": "user", "content": prompt}]
+    try:
+        with client.responses.connect(extra_headers=headers) as conn:
+            rid, said = _responses_turn(conn, input=first)
+            try:
+                return _responses_turn(conn, input="And in euros?", previous_response_id=rid)[1]
+            except websockets.exceptions.ConnectionClosed as closed:
+                cut = closed  # the agent goes on below, on a new socket
+        assert cut.rcvd is not None and cut.rcvd.code == 1011
+        with client.responses.connect(extra_headers=headers) as again:
+            if careful:
+                history = [*first, {"role": "assistant", "content": said}, {"role": "user", "content": "And in euros?"}]
+                return _responses_turn(again, input=history)[1]
+            return _responses_turn(again, input="And in euros?", previous_response_id=rid)[1]
+    finally:
+        client.close()
+
+
+def responses_careful(prompt: str) -> str:
+    return _responses_agent(prompt, careful=True)
+
+
+def responses_naive(prompt: str) -> str:
+    return _responses_agent(prompt, careful=False)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(("agent", "passes"), [("responses_careful", True), ("responses_naive", False)])
+def test_a_responses_agent_that_resends_its_history_after_a_reconnect_passes(
+    tmp_path: Path, agent: str, passes: bool
+) -> None:
+    """The socket closes (1011) in the second turn; a new socket does not know the first response, so chaining by
+    previous_response_id gets the API's previous_response_not_found."""
+    with RunningRealtime() as server:
+        path = config(tmp_path, agent, server.url)
+        data = yaml.safe_load(path.read_text())
+        data["targets"] = {
+            "responses_ws": {"listener": "rt", "path": "/v1/responses", "api": "openai-responses", "ws": True}
+        }
+        second_turn = {"mode": "ws_close", "code": 1011, "after_messages": 11, "times": 1}  # 11 events in turn one
+        data["chaos_matrix"] = [{"name": "calm"}, {"name": "socket-closed-in-turn-two", "llm_faults": [second_turn]}]
+        path.write_text(yaml.safe_dump(data, sort_keys=False))
+        result = run(path, tmp_path / "out")
+    assert result.score is not None and result.score.passed is passes, result.score
+    outcomes = {(c.invariant, c.scenario): c.outcome for c in result.cells}
+    assert outcomes[("answers", "calm")] == "pass"
+    assert outcomes[("answers", "socket-closed-in-turn-two")] == ("pass" if passes else "fail"), outcomes
+    faulted = [e for e in result.episodes if e.scenario == "socket-closed-in-turn-two"]
+    assert all(f.applied for e in faulted for f in e.faults()) and all(e.faults() for e in faulted)
+    if not passes:
+        assert all("previous_response_not_found" in (e.error or "") for e in faulted), [e.error for e in faulted]
