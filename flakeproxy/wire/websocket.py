@@ -185,9 +185,7 @@ class WsCap(WsPlan):
     reason: str = ""
 
     def on_timer(self) -> WsStep:
-        return WsStep(
-            None, before=self.events, close=(self.code, self.reason), effect=f"connection capped, closed {self.code}"
-        )
+        return WsStep(None, before=self.events, close=(self.code, self.reason), effect="connection cap event injected")
 
 
 def _json(content: bytes) -> dict[str, Any]:

@@ -186,7 +186,8 @@ def test_connection_cap_sends_the_providers_event_then_closes(world: tuple[Realt
     error = seen.events[seen.types.index("error")]
     assert error.error.code == "session_expired"
     assert seen.raised is None and seen.at[-1] >= 0.3 * 0.95  # a close with 1000 ends the SDK's iteration
-    assert _fault(entry)["applied"] and entry["websocket"]["close_code"] == 1000
+    assert _fault(entry)["effect"] == "connection cap event injected, closed 1000"
+    assert entry["websocket"]["close_code"] == 1000 and entry["websocket"]["closed_by"] == "proxy"
 
 
 def test_a_refused_upgrade_leaves_a_websocket_fault_not_applied_and_says_why(

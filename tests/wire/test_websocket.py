@@ -99,7 +99,7 @@ def test_corrupt_sends_json_that_does_not_parse() -> None:
 def test_cap_passes_messages_and_closes_on_its_timer() -> None:
     cap = WsCap(timer_ms=100, events=(b"E",), code=1000)
     assert [s.deliver for s in steps(cap)] == STREAM
-    assert cap.on_timer() == WsStep(None, before=(b"E",), close=(1000, ""), effect="connection capped, closed 1000")
+    assert cap.on_timer() == WsStep(None, before=(b"E",), close=(1000, ""), effect="connection cap event injected")
 
 
 def test_rewrite_changes_the_first_tool_answer_only_and_over_json_rpc_only_a_tools_call_result() -> None:
