@@ -183,7 +183,7 @@ class FaultAddon:
             entry.error = "connection closed by fault"
             coverage.closed()
             flow.kill()
-            self._finish(flow, flow.metadata[KEY])
+            self.finish(flow, flow.metadata[KEY])
         elif action.reply is not None:
             entry.upstream_called = False
             reply = action.reply
@@ -211,6 +211,8 @@ class FaultAddon:
             state.meter.sse = _is_sse(flow.response)
         if state.watch is not None:
             state.watch.headers()
+        if flow.response.status_code == 101:
+            return  # a WebSocket (or other) upgrade: no body; flakeproxy.addons.websocket takes it from here
         action = state.decision.action if state.decision and not self._timed_out(state) else None
         coverage = state.coverage
         if not _is_sse(flow.response):
@@ -248,6 +250,9 @@ class FaultAddon:
         state: FlowState | None = flow.metadata.get(KEY)
         if state is None or flow.response is None:
             return
+        if flow.websocket is not None:  # the entry ends with the connection (flakeproxy.addons.websocket)
+            state.entry.response_headers = redact_headers(flow.response.headers.items(multi=True))
+            return
         action = state.decision.action if state.decision else None
         coverage = state.coverage
         if self._timed_out(state) and coverage is not None and state.watch is not None:
@@ -278,7 +283,7 @@ class FaultAddon:
                     if action.reset_stream:
                         state.entry.error = f"connection cut by fault mid-body after {len(rewritten)} of {full} bytes"
             state.capture.add(body or b"")
-        self._finish(flow, state)
+        self.finish(flow, state)
         if state.ended and state.transform is not None and not state.transform.coverage.effects.get("reset"):
             # The body was ended early by hand and the upstream has now finished: a zero length (set after the
             # journal took the headers) tells mitmproxy this response was framed, not read-until-close, so the
@@ -301,7 +306,7 @@ class FaultAddon:
             entry.closed_mid_body = True  # the agent had its status and part of the body when the upstream broke
         if state.coverage is not None and (flow.response is None or not state.streaming or self._timed_out(state)):
             state.coverage.upstream_failed(message)  # the agent got mitmproxy's 502, not the fault's change
-        self._finish(flow, state, self._client_status(flow, state))
+        self.finish(flow, state, self._client_status(flow, state))
 
     @staticmethod
     def _client_status(flow: http.HTTPFlow, state: FlowState) -> int | None:
@@ -328,7 +333,7 @@ class FaultAddon:
         cut = entry.closed_mid_body or flow.error is not None or bool(entry.error)
         return Ending(entry.status, cut=(entry.error or "the connection broke mid-body") if cut else None)
 
-    def _finish(self, flow: http.HTTPFlow, state: FlowState, status: int | None = None) -> None:
+    def finish(self, flow: http.HTTPFlow, state: FlowState, status: int | None = None) -> None:
         if state.finished:
             return
         state.finished = True

@@ -95,8 +95,29 @@ class Recorder:
         if taking is None or flow.response is None:
             return
         _, raw, started = taking
+        if flow.websocket is not None:  # recorded message by message, ended by websocket_end
+            raw.messages = []
+            return
         if not callable(flow.response.stream):  # buffered: a fault rewrote it, or it was made by the proxy
             raw.chunks = [(flow.response.raw_content or b"", (time.monotonic() - started) * 1000)]
+        self._done(flow, None)
+
+    def websocket_message(self, flow: http.HTTPFlow) -> None:
+        """After the fault addons: a message the agent exchanged, as it went (dropped ones never did)."""
+        taking = flow.metadata.get(TAKING)
+        if taking is None or flow.websocket is None or taking[1].messages is None:
+            return
+        message = flow.websocket.messages[-1]
+        if not message.dropped:
+            at = (time.monotonic() - taking[2]) * 1000
+            taking[1].messages.append((message.from_client, at, message.content, message.is_text))
+
+    def websocket_end(self, flow: http.HTTPFlow) -> None:
+        taking = flow.metadata.get(TAKING)
+        if taking is None or flow.websocket is None:
+            return
+        ws = flow.websocket
+        taking[1].close = (ws.close_code, ws.close_reason, bool(ws.closed_by_client))
         self._done(flow, None)
 
     def error(self, flow: http.HTTPFlow) -> None:

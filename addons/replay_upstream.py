@@ -14,7 +14,7 @@ import itertools
 import time
 from dataclasses import dataclass
 
-from aiohttp import web
+from aiohttp import WSMessage, WSMsgType, web
 
 from flakeproxy.config.replays import Exchange
 
@@ -88,6 +88,8 @@ class ReplayUpstream:
             if request.transport is not None:
                 request.transport.close()
             raise ConnectionResetError(x.error or "recorded without a response")
+        if x.messages is not None:
+            return await self._websocket(request, x, started, speed)
         headers = dict(x.response_headers)
         if x.events is None:  # (a body cut short is answered by the Replayer itself, as the proxy first sent it)
             await until(started, x.latency_ms, speed)
@@ -103,3 +105,40 @@ class ReplayUpstream:
             raise ConnectionResetError("the recorded exchange closed mid-body")
         await response.write_eof()
         return response
+
+    async def _websocket(self, request: web.Request, x: Exchange, started: float, speed: float) -> web.StreamResponse:
+        """A recorded WebSocket: each server message at its recorded time, each of the agent's awaited in its
+        place (at most CLIENT_WAIT_S), then the recorded close (or, when the agent closed it, the agent's)."""
+        ws = web.WebSocketResponse()
+        await until(started, x.first_byte_ms, speed)
+        await ws.prepare(request)
+        for message in x.messages or []:
+            if message.sender == "client":
+                got = await _receive(ws)
+                if got is None:
+                    return ws
+                continue
+            await until(started, message.at_ms, speed)
+            if message.binary is not None:
+                await ws.send_bytes(bytes.fromhex(message.binary))
+            else:
+                await ws.send_str(message.text or "")
+        if x.closed_by_client:
+            while await _receive(ws) is not None:
+                pass  # the agent's further messages were not recorded (it closed): read them until it closes
+        else:
+            await ws.close(code=x.close_code or 1000, message=(x.close_reason or "").encode())
+        return ws
+
+
+#: How long a replayed WebSocket waits for a message the agent sent in the recording.
+CLIENT_WAIT_S = 30.0
+
+
+async def _receive(ws: web.WebSocketResponse) -> WSMessage | None:
+    """The agent's next message, or None once it closed (or sent nothing for CLIENT_WAIT_S)."""
+    try:
+        message = await ws.receive(timeout=CLIENT_WAIT_S)
+    except TimeoutError:
+        return None
+    return message if message.type in (WSMsgType.TEXT, WSMsgType.BINARY) else None

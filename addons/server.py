@@ -29,6 +29,7 @@ from flakeproxy.addons.replay_routes import ReplayRoutes
 from flakeproxy.addons.replayer import Replayer
 from flakeproxy.addons.span_routes import SpanRoutes
 from flakeproxy.addons.upstream_timeouts import Timeouts
+from flakeproxy.addons.websocket import WebSocketFaults
 from flakeproxy.config import FlakeproxyConfig, is_loopback_host
 from flakeproxy.config.proxy import split_host_port
 from flakeproxy.errors import ConfigError, InfrastructureError
@@ -205,7 +206,8 @@ class ProxyServer:
         master.addons.add(
             self._guard(),  # first: a request it refuses gets no fault, and it judges names before resolve maps them
             ForwardTls(self.injector.targets, self.modes, proxy.intercept, proxy.resolve),
-            FaultAddon(self.injector, self.modes, self.journal, timeouts, self.slots),
+            faults := FaultAddon(self.injector, self.modes, self.journal, timeouts, self.slots),
+            WebSocketFaults(faults),
             self.recorder,
             self.replayer,
             *([self.otlp] if self.otlp else []),

@@ -9,6 +9,7 @@ whose faults match nothing); rounds alternate between the two proxies so both se
     (its utime + stime over those rounds / their requests);
   - SSE time to first event on a new connection (mitmdump told to stream: stream_large_bodies=1);
   - launch to ready (mitmdump: its port accepts; flakeproxy: its ready line, printed once it accepts);
+  - a WebSocket message's round trip to an echo server (bench/perf_ws.py);
   - RSS after the same number of requests through each (20k by default);
   - the contract rows (bench/perf_contract.py): a null agent's 1- and 100-episode runs, `flakeproxy contract run`
     wall time from launch, at 1 and 8 episodes at once; the fixed cost and episodes per minute from them.
@@ -33,6 +34,7 @@ from pathlib import Path
 
 from _table import Row, table
 from perf_contract import contract_rows
+from perf_ws import ws_rows
 from proxy_overhead import BIN, HERE, first_event, flakeproxy_config, free_port, latencies, put, wait_for
 
 from flakeproxy import control_api as api
@@ -228,7 +230,7 @@ def main() -> None:
         upstream = stack.enter_context(subprocess.Popen([sys.executable, str(HERE / "_upstream.py"), str(up)]))
         stack.callback(upstream.terminate)
         wait_for(up)
-        rows = proxy_rows(args, up, folder) + start_rows(args, up, folder)
+        rows = proxy_rows(args, up, folder) + start_rows(args, up, folder) + ws_rows(args.rounds, folder)
         rows += [] if args.skip_contract else contract_rows(args.episodes, folder)
     end_load = os.getloadavg()
     print(

@@ -92,3 +92,14 @@ def test_may_fault_is_judged_before_the_body() -> None:
     with_mcp = Injector({**TARGETS, "tool": TargetSpec("tools", mcp_tool="search")})
     with_mcp.set_scenario(Scenario.model_validate({"name": "s", "llm_faults": [{"mode": "error"}]}), 0)
     assert with_mcp.may_fault(call("quotes"))  # the MCP tool is named in the body: it must be read
+
+
+def test_websocket_faults_fire_on_websocket_upgrades_only_and_count_connections() -> None:
+    inj = injector(1, llm_faults=[{"mode": "ws_close", "after_calls": 2}, {"mode": "error"}])
+    cell = inj.begin_episode().id
+    plain = call("llm")
+    upgrade = Call(
+        "llm", "GET", "http://x/v1/realtime", "/v1/realtime", {"upgrade": "WebSocket"}, b"", ("llm",), "openai"
+    )
+    kinds = [(d.kind if (d := inj.decide(c, cell)) else None) for c in (plain, upgrade, plain, upgrade)]
+    assert kinds == ["error", "error", "error", "ws_close"]  # the 1st connection is counted, the 2nd is closed

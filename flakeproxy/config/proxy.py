@@ -231,6 +231,12 @@ class Target(StrictModel):
         description="Whether the agent asks this LLM target for streamed (SSE) answers; "
         "used only to warn about stream-only faults.",
     )
+    ws: bool | None = Field(
+        None,
+        description="Whether the agent talks to this target over a WebSocket (the OpenAI Realtime API, Responses "
+        "over WebSocket); the proxy also knows a WebSocket from its upgrade. ws_* faults and connection_cap act on "
+        "its server messages.",
+    )
 
     @field_validator("host")
     @classmethod

@@ -30,6 +30,15 @@ class SseEvent(StrictModel):
     at_ms: float | None = Field(None, description="When it was sent, from the request's arrival; None: unknown.")
 
 
+class WsMessage(StrictModel):
+    """One WebSocket message as the agent sent or received it, with when it went."""
+
+    sender: Literal["client", "server"] = Field(description="client: the agent sent it; server: the agent got it.")
+    at_ms: float | None = Field(None, description="When it went, from the upgrade request's arrival.")
+    text: str | None = Field(None, description="A text message.")
+    binary: str | None = Field(None, description="A binary message, as hex.")
+
+
 class Exchange(StrictModel):
     """One request the agent made and the response it got, as recorded by the proxy (secrets redacted)."""
 
@@ -56,6 +65,12 @@ class Exchange(StrictModel):
     inexact: str | None = Field(
         None, description="Why this exchange cannot be replayed exactly as the agent got it (a body capped, say)."
     )
+    messages: list[WsMessage] | None = Field(
+        None, description="A WebSocket (status 101): its messages in order, as the agent exchanged them."
+    )
+    close_code: int | None = Field(None, description="A WebSocket: the code it closed with.")
+    close_reason: str | None = None
+    closed_by_client: bool = Field(False, description="A WebSocket: the agent closed it (a replay waits for that).")
     fault: dict[str, Any] | None = Field(
         None,
         description="The fault that changed this response when it was recorded (scenario, section, index, kind, "

@@ -10,7 +10,7 @@ from flakeproxy.config.base import glob_matches
 from flakeproxy.config.model import FlakeproxyConfig
 from flakeproxy.config.proxy import is_loopback_host, split_host_port
 from flakeproxy.config.yamlsource import format_path
-from flakeproxy.faults import MidStreamErrorFault, StreamCutFault
+from flakeproxy.faults import WS_FAULTS, MidStreamErrorFault, StreamCutFault
 
 # an even run of backslashes (a literal backslash in the regex) before a character one escapes
 _DOUBLED = re.compile(r"(?<!\\)(?:\\\\)+([dDsSwWbB$.()\[\]{}*+?|^])")
@@ -63,6 +63,26 @@ def stream_only_faults(config: FlakeproxyConfig) -> list[str]:
                     "aims at says stream: true; if the agent does not stream, this scenario will inject nothing "
                     f"(set stream: true on target {names[0]!r} if it does)"
                 )
+    return out
+
+
+def websocket_only_faults(config: FlakeproxyConfig) -> list[str]:
+    """Rule 2b: a WebSocket fault aimed only at targets that do not say ws: true most likely injects nothing."""
+    out = []
+    for i, scenario in enumerate(config.matrix):
+        for section in ("tool_faults", "llm_faults"):
+            for fault in getattr(scenario, section):
+                if not isinstance(fault, WS_FAULTS) or (fault.match_url and fault.tool is None):
+                    continue
+                pool = [n for n, t in config.targets.items() if bool(t.api) == (section == "llm_faults")]
+                names = pool if fault.tool is None else glob_matches(fault.tool, pool)
+                if names and not any(config.targets[name].ws for name in names):
+                    out.append(
+                        f"{format_path((*config.matrix_loc, i))} ({scenario.name}): {fault.kind} applies only to "
+                        "WebSocket connections and no target it aims at says ws: true; if the agent does not open "
+                        f"a WebSocket there, this scenario will inject nothing (set ws: true on target {names[0]!r} "
+                        "if it does)"
+                    )
     return out
 
 
@@ -207,6 +227,7 @@ def config_warnings(config: FlakeproxyConfig) -> list[str]:
     return (
         doubled_backslashes(config)
         + stream_only_faults(config)
+        + websocket_only_faults(config)
         + unattributed_concurrency(config)
         + slot_concurrency(config)
         + unused_slots(config)

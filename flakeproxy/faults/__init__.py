@@ -7,6 +7,7 @@ from typing import Annotated
 from pydantic import Field
 
 from flakeproxy.faults.base import Delay, Fault
+from flakeproxy.faults.connection_cap import ConnectionCapFault
 from flakeproxy.faults.context_length import ContextLengthFault
 from flakeproxy.faults.empty import EmptyFault
 from flakeproxy.faults.error import ErrorFault
@@ -32,6 +33,13 @@ from flakeproxy.faults.timeout import TimeoutFault
 from flakeproxy.faults.tool_call_corruption import ToolCallCorruptionFault
 from flakeproxy.faults.truncated import TruncatedFault
 from flakeproxy.faults.truncated_response import TruncatedResponseFault
+from flakeproxy.faults.ws_close import WsCloseFault
+from flakeproxy.faults.ws_corrupt import WsCorruptFault
+from flakeproxy.faults.ws_delay import WsDelayFault
+from flakeproxy.faults.ws_drop import WsDropFault
+from flakeproxy.faults.ws_error_event import WsErrorEventFault
+from flakeproxy.faults.ws_rate_limit import WsRateLimitFault
+from flakeproxy.faults.ws_stall import WsStallFault
 
 ToolFault = Annotated[
     ErrorFault
@@ -45,7 +53,15 @@ ToolFault = Annotated[
     | SchemaDriftFault
     | MaliciousResponseFault
     | McpIsErrorFault
-    | McpJsonRpcErrorFault,
+    | McpJsonRpcErrorFault
+    | ConnectionCapFault
+    | WsCloseFault
+    | WsCorruptFault
+    | WsDelayFault
+    | WsDropFault
+    | WsErrorEventFault
+    | WsRateLimitFault
+    | WsStallFault,
     Field(discriminator="mode"),
 ]
 
@@ -64,7 +80,15 @@ LlmFault = Annotated[
     | ToolCallCorruptionFault
     | ContextLengthFault
     | RequestTooLargeFault
-    | StreamResetFault,
+    | StreamResetFault
+    | ConnectionCapFault
+    | WsCloseFault
+    | WsCorruptFault
+    | WsDelayFault
+    | WsDropFault
+    | WsErrorEventFault
+    | WsRateLimitFault
+    | WsStallFault,
     Field(discriminator="mode"),
 ]
 
@@ -77,10 +101,23 @@ ContextAttack = Annotated[
 MCP_ONLY = (McpIsErrorFault, McpJsonRpcErrorFault)
 #: Attacks aimed at what the agent sends its LLM rather than at a tool's answer.
 LLM_ATTACKS = (MemoryPoisoningAttack,)
+#: Faults on a WebSocket connection's messages (flakeproxy.wire.websocket).
+WS_FAULTS = (
+    ConnectionCapFault,
+    WsCloseFault,
+    WsCorruptFault,
+    WsDelayFault,
+    WsDropFault,
+    WsErrorEventFault,
+    WsRateLimitFault,
+    WsStallFault,
+)
 
 __all__ = [
     "LLM_ATTACKS",
     "MCP_ONLY",
+    "WS_FAULTS",
+    "ConnectionCapFault",
     "ContextAttack",
     "ContextLengthFault",
     "Delay",
@@ -111,4 +148,11 @@ __all__ = [
     "ToolFault",
     "TruncatedFault",
     "TruncatedResponseFault",
+    "WsCloseFault",
+    "WsCorruptFault",
+    "WsDelayFault",
+    "WsDropFault",
+    "WsErrorEventFault",
+    "WsRateLimitFault",
+    "WsStallFault",
 ]

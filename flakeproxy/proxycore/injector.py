@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flakeproxy.config.scenario import Scenario
-from flakeproxy.faults import LLM_ATTACKS, Fault
+from flakeproxy.faults import LLM_ATTACKS, WS_FAULTS, Fault
 from flakeproxy.wire.action import Action
-from flakeproxy.wire.call import Call, TargetSpec
+from flakeproxy.wire.call import Call, TargetSpec, is_ws_upgrade
 
 SHARED = "_"  # counter key for requests that belong to no single episode
 #: What an episode id may be: it goes into URLs (POST /episodes/{id}/end) and headers as it is.
@@ -184,6 +184,8 @@ class Injector:
         return episode.own, episode.seed
 
     def _matches(self, fault: Fault, llm_side: bool, call: Call) -> bool:
+        if isinstance(fault, WS_FAULTS) and not is_ws_upgrade(call):
+            return False  # a WebSocket fault fires on (and counts) WebSocket connections only
         if fault.match_url and not fnmatch.fnmatchcase(call.url, fault.match_url):
             return False
         names = [t for t in call.targets if bool(self.targets[t].api) == llm_side]

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from flakeproxy.proxycore.redact import DEFAULT, Redactor
+from flakeproxy.proxycore.ws_log import WsLog, redact_ws
 from flakeproxy.wire.coverage import Coverage
 from flakeproxy.wire.encoding import decode_prefix
 from flakeproxy.wire.record import fault_json
@@ -106,6 +107,8 @@ class JournalEntry:
     #: an LLM call's usage as the provider reported it (flakeproxy.wire.usage.Usage JSON), set when it ends; None
     #: for a request to a target without an `api:`
     usage: dict[str, Any] | None = None
+    #: a WebSocket connection (the upgrade's 101 answered): its messages and close (flakeproxy.proxycore.ws_log)
+    ws: WsLog | None = field(default=None, repr=False, compare=False)
     #: the agent has all it will get of this exchange (it ended, or the proxy ended the agent's side early)
     delivered: bool = field(default=False, repr=False, compare=False)
     capture: BodyCapture | None = field(default=None, repr=False, compare=False)
@@ -120,6 +123,7 @@ class JournalEntry:
         data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _LIVE}
         if self.turn is None:
             del data["turn"]  # a one-turn prompt's entries look as they always did
+        data["websocket"] = self.ws.to_json() if self.ws is not None else None
         if self.fault is not None:
             data["fault"] = fault_json(self.fault, self.coverage)
         redactor, known = self.redactor or DEFAULT, frozenset(known)
@@ -137,7 +141,8 @@ class JournalEntry:
         """Roughly the bytes this entry holds: its capped bodies, headers and a fixed overhead."""
         kept = self.capture.kept if self.capture is not None else len(self.response_body)
         headers = sum(len(k) + len(v) for h in (self.request_headers, self.response_headers) for k, v in h.items())
-        return ENTRY_OVERHEAD_BYTES + len(self.url) + len(self.request_body) + kept + headers
+        messages = self.ws.kept_bytes if self.ws is not None else 0
+        return ENTRY_OVERHEAD_BYTES + len(self.url) + len(self.request_body) + kept + headers + messages
 
 
 @dataclass(frozen=True)
@@ -153,12 +158,17 @@ class Snapshot:
 
     def to_json(self) -> dict[str, Any]:
         """The JSON with secrets redacted (done here, off the event loop: it parses bodies)."""
+        seen = set(self.known)
         if self.body is None:
-            return self.redactor.entry(self.fields, set(self.known))
-        kept = b"".join(self.body)
-        text = readable(kept, self.encoding).decode("utf-8", "replace")
-        body = {"response_body": text, "response_bytes": self.size}
-        return self.redactor.entry({**self.fields, **body, "body_truncated": self.size > len(kept)}, set(self.known))
+            out = self.redactor.entry(self.fields, seen)
+        else:
+            kept = b"".join(self.body)
+            text = readable(kept, self.encoding).decode("utf-8", "replace")
+            body = {"response_body": text, "response_bytes": self.size, "body_truncated": self.size > len(kept)}
+            out = self.redactor.entry({**self.fields, **body}, seen)
+        if out.get("websocket") is not None:
+            out["websocket"] = redact_ws(self.redactor, out["websocket"], seen)
+        return out
 
 
 #: How long ending an episode waits for its exchanges to reach the agent (a stream the agent still reads).
@@ -174,7 +184,7 @@ LOOSE_MAX_BYTES = 8 * 1024 * 1024
 #: budget so that the budget is what the journal really holds.
 ENTRY_OVERHEAD_BYTES = 1600
 #: kept out of the JSON; the live parts are read by snapshot()
-_LIVE = {"capture", "coverage", "accounted", "redactor", "delivered"}
+_LIVE = {"capture", "coverage", "accounted", "redactor", "delivered", "ws"}
 
 
 class _Held:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from flakeproxy.config.replays import Exchange, SseEvent
+from flakeproxy.config.replays import Exchange, SseEvent, WsMessage
 from flakeproxy.proxycore.redact import Redactor
 from flakeproxy.wire.encoding import TooLarge, Undecodable, decode_body
 from flakeproxy.wire.record import read_fault
@@ -101,6 +101,9 @@ class RawExchange:
     error: str | None = None
     fault: dict[str, Any] | None = None  # the applied fault's record, when one changed this response
     closed_mid_body: bool = False  # the connection closed before the body ended
+    #: a WebSocket: (from the client, ms from the request's arrival, content, is text) as the agent exchanged them
+    messages: list[tuple[bool, float, bytes, bool]] | None = None
+    close: tuple[int | None, str | None, bool] | None = None  # a WebSocket's close: code, reason, by the client
 
 
 def recorded_fault(record: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -150,7 +153,26 @@ def build_exchange(raw: RawExchange, redactor: Redactor, seen: set[str] | None =
         fault=raw.fault,
         closed_mid_body=raw.closed_mid_body,
         declared_bytes=_declared(raw.closed_mid_body, response_headers),
+        **_websocket(raw, redactor, seen),
     )
+
+
+def _websocket(raw: RawExchange, redactor: Redactor, seen: set[str]) -> dict[str, Any]:
+    """A WebSocket's messages (text redacted like a body) and close, as Exchange fields; {} for any other."""
+    if raw.messages is None:
+        return {}
+    messages = [
+        WsMessage(sender="client" if mine else "server", at_ms=_ms(at), binary=content.hex())
+        if not is_text
+        else WsMessage(
+            sender="client" if mine else "server",
+            at_ms=_ms(at),
+            text=redactor.literals(redactor.body(content.decode("utf-8", "replace"), "", seen), seen),
+        )
+        for mine, at, content, is_text in raw.messages
+    ]
+    code, reason, by_client = raw.close or (None, None, False)
+    return {"messages": messages, "close_code": code, "close_reason": reason, "closed_by_client": by_client}
 
 
 def _declared(closed: bool, headers: Mapping[str, str]) -> int | None:
@@ -189,7 +211,31 @@ def exchange_from_entry(entry: Mapping[str, Any]) -> Exchange:
         inexact="its response body was over the journal's 64 KiB cap in results.json and is cut"
         if entry.get("body_truncated")
         else None,
-    )
+    ).model_copy(update=_ws_from_entry(entry.get("websocket")))
+
+
+def _ws_from_entry(ws: Any) -> dict[str, Any]:
+    """A journaled WebSocket's messages as the agent got them (the dropped left out) and its close; what the
+    journal's caps cut makes the exchange inexact."""
+    if not isinstance(ws, Mapping):
+        return {}
+    kept = [m for m in ws.get("messages") or [] if isinstance(m, Mapping) and m.get("fault") != "dropped"]
+    messages = [
+        WsMessage(sender=m.get("from", "server"), at_ms=m.get("at_ms"), text=m.get("text"), binary=m.get("binary"))
+        for m in kept
+    ]
+    cut = bool(ws.get("messages_truncated")) or any(m.get("truncated") for m in kept)
+    return {
+        "messages": messages,
+        "close_code": ws.get("close_code"),
+        "close_reason": ws.get("close_reason"),
+        "closed_by_client": ws.get("closed_by") == "client",
+        **(
+            {"inexact": "its WebSocket messages were over the journal's caps in results.json and are cut"}
+            if cut
+            else {}
+        ),
+    }
 
 
 def _scrub(redactor: Redactor, event: str, seen: set[str]) -> str:

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from flakeproxy.wire.websocket import WsPlan
+
 REASONS = {429: "Too Many Requests", 529: "Site Overloaded", 504: "Gateway Timeout", 503: "Service Unavailable"}
 
 
@@ -61,6 +63,8 @@ class Action:
     rewrite_body: change a buffered (non-streamed) response body.
     keep_length: with rewrite_body, keep the original Content-Length (a body cut short) and close.
     stream: make a transform for a text/event-stream response.
+    websocket: make the plan for a WebSocket connection's server messages (flakeproxy.wire.websocket); the
+      upgrade itself passes.
     reset_stream: with stream, when the transform ends the stream, close the agent's connection there with
       no chunk terminator (a connection cut mid-body, as a load balancer does), instead of ending cleanly.
     """
@@ -73,6 +77,7 @@ class Action:
     keep_length: bool = False
     stream: Callable[[], StreamTransform] | None = None
     reset_stream: bool = False
+    websocket: Callable[[], WsPlan] | None = None
 
     @property
     def forwards(self) -> bool:

@@ -67,6 +67,11 @@ class Call:
     mcp_tool: str | None = None
 
 
+def is_ws_upgrade(call: Call) -> bool:
+    """The call asks to become a WebSocket (an HTTP/1.1 upgrade)."""
+    return call.method == "GET" and call.headers.get("upgrade", "").lower() == "websocket"
+
+
 def resolve(
     targets: Mapping[str, TargetSpec],
     listener: str,

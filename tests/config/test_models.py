@@ -98,8 +98,19 @@ def test_spec_fields_are_accepted_on_invariants() -> None:
     assert same.type == "behavior_unchanged" and same.similarity_threshold == 0.8
 
 
+# The WebSocket faults (issue 28), on tool and LLM targets alike.
+WS_MODES = {
+    "ws_close",
+    "ws_error_event",
+    "ws_rate_limit",
+    "ws_stall",
+    "ws_delay",
+    "ws_drop",
+    "ws_corrupt",
+    "connection_cap",
+}
 # The catalogues of DESIGN.md ("Faults", "Invariants") and spec/: each name must be a union member.
-TOOL_MODES = {
+TOOL_MODES = WS_MODES | {
     "error",
     "rate_limit",
     "timeout",
@@ -114,7 +125,7 @@ TOOL_MODES = {
     "is_error",
     "jsonrpc_error",
 }
-LLM_MODES = {
+LLM_MODES = WS_MODES | {
     "error",
     "rate_limit",
     "overloaded",

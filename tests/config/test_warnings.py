@@ -72,6 +72,28 @@ def test_stream_only_faults(text: str, warnings: list[str]) -> None:
     assert config_warnings(parse_config(text)) == warnings
 
 
+WS_CLOSE = edit("      - mode: truncated_response\n        max_tokens: 20", "      - {mode: ws_close, code: 1011}")
+WS_WARNING = (
+    "chaos_matrix[2] (llm-degraded): ws_close applies only to WebSocket connections and no target it aims at says "
+    "ws: true; if the agent does not open a WebSocket there, this scenario will inject nothing (set ws: true on "
+    "target 'llm' if it does)"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "warnings"),
+    [
+        (WS_CLOSE, [WS_WARNING]),
+        (WS_CLOSE.replace("api: openai}", "api: openai, ws: true}"), []),
+        (WS_CLOSE.replace("{mode: ws_close, code: 1011}", "{mode: connection_cap, tool: llm}"),
+         [WS_WARNING.replace("ws_close applies", "connection_cap applies")]),
+    ],
+    ids=["implicit", "ws-true", "explicit-tool"],
+)  # fmt: skip
+def test_websocket_only_faults(text: str, warnings: list[str]) -> None:
+    assert config_warnings(parse_config(text)) == warnings
+
+
 def test_stream_only_fault_aimed_at_several_targets() -> None:
     two = STREAM_CUT.replace(
         "  llm: {listener: llm, api: openai}",
