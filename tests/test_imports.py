@@ -59,3 +59,26 @@ def test_the_help_line_is_the_commands_own(name: str) -> None:
     assert command is not None and command.name == name
     for limit in range(30, 100):
         assert short_help(name, limit) == command.get_short_help_str(limit), limit
+
+
+@pytest.mark.parametrize(
+    "package",
+    [
+        "flakeproxy.faults",
+        "flakeproxy.invariants",
+        "flakeproxy.config.base",
+        "flakeproxy.config.scenario",
+        "flakeproxy.judging",
+        "flakeproxy.planning",
+        "flakeproxy.reports",
+        "flakeproxy.wire",
+        "flakeproxy.proxycore",
+        "flakeproxy.mutations",
+        "flakeproxy.replay",
+        "flakeproxy.telemetry",
+    ],
+)
+def test_each_package_imports_first_in_a_fresh_interpreter(package: str) -> None:
+    """No import circle: a package imported before anything else loads whole (flakeproxy.faults did not: it
+    reached flakeproxy.config, whose __init__ imported the scenario model, which imports the faults)."""
+    assert package in imported(f"import {package}")
