@@ -49,7 +49,7 @@ def type_at(root: type[BaseModel], loc: Path) -> Any:
         if isinstance(tp, list):
             members = [_unwrap(m) for m in tp]  # a shape-tagged member is Annotated with its Tag
             models = [m for m in members if isinstance(m, type) and issubclass(m, BaseModel)]
-            tp = next((m for m in models if step in (*_tag_values(m), getattr(m, "shape_tag", None))), None)
+            tp = next((m for m in models if step in (*_tag_values(m), getattr(m, "shape_tag", None), m.__name__)), None)
             if tp is not None:
                 continue
             return None
@@ -83,8 +83,21 @@ def _noun(model: Any) -> str:
 
 
 def _first(errors: list[ErrorDetails]) -> ErrorDetails:
-    """The error to show: an unknown key explains a 'missing' one next to it, so it goes first."""
-    return sorted(errors, key=lambda e: e["type"] != "extra_forbidden")[0]
+    """The error to show: an unknown key explains a 'missing' one next to it, so it goes first; a union branch the
+    value was never meant for (a conversation {id, turns} is not a string) goes last."""
+    return sorted(errors, key=lambda e: (_other_branch(e), e["type"] != "extra_forbidden"))[0]
+
+
+def _other_branch(err: ErrorDetails) -> bool:
+    """pydantic's error for the union member of another shape: `golden_prompts.0.str: a valid string`."""
+    last = err["loc"][-1] if err["loc"] else None
+    return err["type"].endswith("_type") and isinstance(last, str) and _is_member_name(last)
+
+
+def _is_member_name(step: str) -> bool:
+    """A union member as pydantic names it in a loc: a builtin (str, int, list[str]) or a model's class name;
+    flakeproxy.yaml's own keys are lower case."""
+    return step in ("str", "int", "float", "bool") or step.startswith(("list[", "dict[")) or step[:1].isupper()
 
 
 def _keys(model: Any) -> list[str]:
@@ -103,6 +116,8 @@ def data_path(data: Any, loc: tuple[Any, ...]) -> Path:
     """The path in the user's data for a pydantic loc (which also holds union tags)."""
     path: list[str | int] = []
     for i, step in enumerate(loc):
+        if isinstance(step, str) and _is_member_name(step) and not (isinstance(data, dict) and step in data):
+            continue  # the union member pydantic tried, not a key of the user's
         if isinstance(data, dict) and any(data.get(t) == step for t in _TAGS):
             following = loc[i + 1] if i + 1 < len(loc) else None
             # the union's tag, not a key; unless the user has a key of that name the rest of the path is inside
@@ -189,7 +204,8 @@ def explain(exc: ValidationError, source: Source, root: type[BaseModel]) -> str:
     else:
         message, loc = _message(err, root, tuple(err["loc"]))
     path = data_path(source.data, loc)
-    more = f" (+{len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
+    others = len([e for e in errors if e is not err and not _other_branch(e)])  # not the shapes it never was
+    more = f" (+{others} more problem{'s' if others > 1 else ''})" if others else ""
     return f"{source.name} line {source.line_of(path)}: {format_path(path)}: {message}{more}"
 
 

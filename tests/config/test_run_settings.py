@@ -191,3 +191,25 @@ def test_a_command_agents_keys_are_named_not_its_command(extra: str, message: st
     wrong, on its line, not `agent.command` (a new user's finding)."""
     with pytest.raises(ConfigError, match=message):
         parse_config(COMMAND_AGENT.format(extra=extra), "f.yaml")
+
+
+@pytest.mark.parametrize(
+    ("prompt", "message"),
+    [
+        ("{id: a, turns: []}", r"golden_prompts\[0\].turns: must have at least 1 item, got \[\]$"),
+        ("{id: a, turns: [x, '']}", r"golden_prompts\[0\].turns\[1\]: string should have at least 1 character"),
+        ("{id: a, turns: text}", r"golden_prompts\[0\].turns: input should be a valid list, got 'text'$"),
+        (
+            "{id: a, turn: [x, y]}",
+            r"golden_prompts\[0\].turn: unknown key 'turn' \(did you mean 'turns'\?\); "
+            r"valid keys: id, turns",
+        ),
+    ],
+)
+def test_a_conversations_mistake_is_named_not_the_string_it_is_not(prompt: str, message: str) -> None:
+    """A prompt is a string or a conversation: the error is the conversation's, not "a valid string" from the
+    branch it never was, and no class name shows in the path (a new user's finding)."""
+    text = COMMAND_AGENT.format(extra="").replace("golden_prompts: [x]", f"golden_prompts: [{prompt}]")
+    with pytest.raises(ConfigError, match=message) as e:
+        parse_config(text, "f.yaml")
+    assert "Conversation" not in str(e.value) and ".str" not in str(e.value)
