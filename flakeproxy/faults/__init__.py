@@ -41,6 +41,18 @@ from flakeproxy.faults.ws_error_event import WsErrorEventFault
 from flakeproxy.faults.ws_rate_limit import WsRateLimitFault
 from flakeproxy.faults.ws_stall import WsStallFault
 
+#: The WebSocket faults: on a tool's socket (an MCP server behind a gateway) or an LLM's (Realtime, Responses) alike
+WsFaults = (
+    ConnectionCapFault
+    | WsCloseFault
+    | WsCorruptFault
+    | WsDelayFault
+    | WsDropFault
+    | WsErrorEventFault
+    | WsRateLimitFault
+    | WsStallFault
+)
+
 ToolFault = Annotated[
     ErrorFault
     | RateLimitFault
@@ -54,14 +66,7 @@ ToolFault = Annotated[
     | MaliciousResponseFault
     | McpIsErrorFault
     | McpJsonRpcErrorFault
-    | ConnectionCapFault
-    | WsCloseFault
-    | WsCorruptFault
-    | WsDelayFault
-    | WsDropFault
-    | WsErrorEventFault
-    | WsRateLimitFault
-    | WsStallFault,
+    | WsFaults,
     Field(discriminator="mode"),
 ]
 
@@ -81,14 +86,7 @@ LlmFault = Annotated[
     | ContextLengthFault
     | RequestTooLargeFault
     | StreamResetFault
-    | ConnectionCapFault
-    | WsCloseFault
-    | WsCorruptFault
-    | WsDelayFault
-    | WsDropFault
-    | WsErrorEventFault
-    | WsRateLimitFault
-    | WsStallFault,
+    | WsFaults,
     Field(discriminator="mode"),
 ]
 

@@ -108,22 +108,26 @@ def _pillars(result: RunResult) -> list[str]:
     return lines
 
 
+def _table(head: list[str], header: str, rows: list[list[str]], keep_last: bool = False) -> list[str]:
+    """A Markdown table under `head`: at most MAX_ROWS rows (keep_last: and the last, a total), then how many more."""
+    shown = rows if len(rows) <= MAX_ROWS + keep_last else [*rows[:MAX_ROWS], *(rows[-1:] if keep_last else [])]
+    columns = header.count("|") - 1
+    lines = [*head, header, "|---" * columns + "|", *("| " + " | ".join(r) + " |" for r in shown)]
+    if len(rows) > len(shown):
+        lines.append(f"\n…and {len(rows) - len(shown)} more in report.html.")
+    return lines
+
+
 def _replays(result: RunResult) -> list[str]:
     """The replayed sessions: each one's outcome, what was served and why."""
     if result.replay is None or not result.replay.sessions:
         return []
-    lines = [
-        "",
-        f"**Replay** {escape(result.replay.summary)}",
-        "",
-        "| | session | served | reason |",
-        "|---|---|---|---|",
+    rows = [
+        [facts.OUTCOME_WORD[s.outcome], escape(s.session, 80), str(s.served), escape(s.reason)]
+        for s in result.replay.sessions
     ]
-    for s in result.replay.sessions[:MAX_ROWS]:
-        lines.append(f"| {facts.OUTCOME_WORD[s.outcome]} | {escape(s.session, 80)} | {s.served} | {escape(s.reason)} |")
-    if len(result.replay.sessions) > MAX_ROWS:
-        lines.append(f"\n…and {len(result.replay.sessions) - MAX_ROWS} more in report.html.")
-    return lines
+    head = ["", f"**Replay** {escape(result.replay.summary)}", ""]
+    return _table(head, "| | session | served | reason |", rows)
 
 
 def _rates(result: RunResult) -> list[str]:
@@ -131,36 +135,30 @@ def _rates(result: RunResult) -> list[str]:
     cells = facts.replicated(result)
     if not cells:
         return []
-    lines = [
-        "",
-        f"**Pass rates over replicas** (interval: {facts.interval_name(cells)})",
-        "",
-        "| | invariant | scenario | passed | pass rate [interval] | pass@k | pass^k |",
-        "|---|---|---|---|---|---|---|",
+    rows = [
+        [
+            facts.OUTCOME_WORD[c.outcome],
+            escape(c.invariant, 80),
+            escape(c.scenario, 80),
+            f"{c.replicas.count('pass')}/{len(c.replicas)}",
+            facts.rate_interval(c, "").removeprefix(" pass rate "),
+            str(c.pass_at_k),
+            str(c.pass_hat_k),
+        ]
+        for c in cells
     ]
-    for c in cells[:MAX_ROWS]:
-        rate = facts.rate_interval(c, "").removeprefix(" pass rate ")
-        lines.append(
-            f"| {facts.OUTCOME_WORD[c.outcome]} | {escape(c.invariant, 80)} | {escape(c.scenario, 80)} "
-            f"| {c.replicas.count('pass')}/{len(c.replicas)} | {rate} | {c.pass_at_k} | {c.pass_hat_k} |"
-        )
-    if len(cells) > MAX_ROWS:
-        lines.append(f"\n…and {len(cells) - MAX_ROWS} more in report.html.")
-    return lines
+    head = ["", f"**Pass rates over replicas** (interval: {facts.interval_name(cells)})", ""]
+    return _table(head, "| | invariant | scenario | passed | pass rate [interval] | pass@k | pass^k |", rows)
 
 
 def _spend(result: RunResult) -> list[str]:
     """The scenarios' spend (tokens, cost, amplification over calm), folded: a PR comment stays short."""
-    rows = spend.shown(result)
-    if not rows:
+    if not spend.shown(result):
         return []
-    lines = ["", "<details><summary>Spend per scenario</summary>", "", "| " + " | ".join(spend.HEADER) + " |"]
-    lines.append("|---" * len(spend.HEADER) + "|")
-    table = spend.rows(result)
-    lines += [
-        "| " + " | ".join(escape(c, 80) for c in r) + " |" for r in [*table[:MAX_ROWS], *table[-1:]][: len(table)]
-    ]
-    return [*lines, "", f"Prices as of {escape(result.pricing_as_of or 'unknown', 20)}.", "", "</details>"]
+    rows = [[escape(c, 80) for c in r] for r in spend.rows(result)]
+    head = ["", "<details><summary>Spend per scenario</summary>", ""]
+    table = _table(head, "| " + " | ".join(spend.HEADER) + " |", rows, keep_last=True)  # the whole run's row stays
+    return [*table, "", f"Prices as of {escape(result.pricing_as_of or 'unknown', 20)}.", "", "</details>"]
 
 
 def render(result: RunResult) -> str:
