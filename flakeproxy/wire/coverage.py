@@ -9,20 +9,10 @@ same by "applied".
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from flakeproxy.wire.action import StreamTransform
-
-
-def same_content(before: bytes, after: bytes) -> bool:
-    """Equal bytes, or two JSON documents with equal values (a re-serialization changes nothing)."""
-    if before == after:
-        return True
-    try:
-        return bool(json.loads(before) == json.loads(after))
-    except ValueError:
-        return False
+from flakeproxy.wire.json_edit import same_content
 
 
 class Coverage:

@@ -121,3 +121,13 @@ def poison_request(body: Any, payload: str, strategy: str) -> Any:
         joined = {"prepend": f"{payload}\n\n{text}", "append": f"{text}\n\n{payload}", "replace": payload}
         return {**body, "input": joined.get(strategy, f"{payload}\n\n{text}")}
     return body
+
+
+def same_content(before: bytes, after: bytes) -> bool:
+    """Equal bytes, or two JSON documents with equal values (a re-serialization changes nothing)."""
+    if before == after:
+        return True
+    try:
+        return bool(json.loads(before) == json.loads(after))
+    except ValueError:
+        return False

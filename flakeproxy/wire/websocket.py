@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from flakeproxy.wire.json_edit import same_content
+
 #: Which provider's event shapes a WebSocket endpoint speaks (by its path).
 WsApi = Literal["realtime", "responses"]
 _EVENT_IDS = itertools.count(1)
@@ -196,16 +198,6 @@ def _json(content: bytes) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _same(before: bytes, after: bytes) -> bool:
-    """Equal bytes, or two JSON documents with equal values (a re-serialization changes nothing)."""
-    if before == after:
-        return True
-    try:
-        return bool(json.loads(before) == json.loads(after))
-    except ValueError:
-        return False
-
-
 @dataclass
 class WsRewrite(WsPlan):
     """A body rewrite (a context attack's on a tool's answer) applied to the server's messages, up to the first
@@ -226,7 +218,7 @@ class WsRewrite(WsPlan):
         if self.done or self.rewrite is None or (rpc_answer and json.dumps(message.get("id")) not in self.calls):
             return WsStep(content)  # over JSON-RPC, only a tools/call's result is a tool's answer
         out = self.rewrite(content)
-        if _same(content, out):
+        if same_content(content, out):
             return WsStep(content)
         self.done = True
         return WsStep(out, effect=f"message rewritten ({len(content)} -> {len(out)} bytes)")

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from flakeproxy.wire.coverage import Coverage, WatchedStream, same_content
+from flakeproxy.wire.coverage import Coverage, WatchedStream
+from flakeproxy.wire.json_edit import same_content
 from flakeproxy.wire.providers import OpenAIChat
 from flakeproxy.wire.sse import format_event
 from flakeproxy.wire.streams import MapEvents, MidStreamError, StreamCut
