@@ -36,7 +36,12 @@ def validate_contract(config_path: str) -> None:
     click.echo(
         f"{config_path}: contract {plan.name!r} is valid: {plan.invariants} invariants x "
         f"{plan.scenarios} scenarios = {plan.cells} cells ({plan.not_applicable} not applicable by `when`); "
-        f"{'at most ' if config.run.adaptive else ''}{plan.episodes} agent invocations"
+        f"{'at most ' if config.run.adaptive else ''}{plan.invocations} agent invocations"
+        + (
+            f" in {plan.episodes} episodes (a conversation's turns each count)"
+            if plan.invocations != plan.episodes
+            else ""
+        )
     )
 
 

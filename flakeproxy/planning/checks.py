@@ -17,7 +17,8 @@ class ContractPlan:
     scenarios: int
     cells: int
     not_applicable: int
-    episodes: int  # agent invocations the run will make
+    episodes: int  # episodes the run will make (one reset each)
+    invocations: int  # agent invocations: a conversation's episode makes one per turn
 
 
 def plan_contract(config: FlakeproxyConfig, source: str = "flakeproxy.yaml") -> ContractPlan:
@@ -44,8 +45,15 @@ def plan_contract(config: FlakeproxyConfig, source: str = "flakeproxy.yaml") -> 
             "nothing would be judged"
         )
     episodes = plan_episodes(config, has_reset(config)).episodes
+    invocations = sum(len(e.turns) if e.turns else 1 for e in episodes)
     return ContractPlan(
-        config.contract.name, len(invariants), len(config.matrix), len(cells), not_applicable, len(episodes)
+        config.contract.name,
+        len(invariants),
+        len(config.matrix),
+        len(cells),
+        not_applicable,
+        len(episodes),
+        invocations,
     )
 
 

@@ -123,6 +123,29 @@ class ToolPort:
         return Records(self.adapter.episode_journal(episode))
 
 
+#: what a python agent's callable may ask for by name besides the prompt (PythonAdapter._conversation_arguments)
+OFFERED = ("history", "session", "turn")
+
+
+def _check_parameters(fn: Callable[..., Any], path: str) -> None:
+    """A callable whose parameters flakeproxy cannot fill is a config error now, not a TypeError on every turn."""
+    try:
+        parameters = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):  # no readable signature: called with the prompt alone
+        return
+    required = [
+        p.name
+        for p in parameters[1:]
+        if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and p.name not in OFFERED
+    ]
+    if not parameters or required:
+        what = f"parameter {required[0]!r}" if required else "no parameter for the prompt"
+        raise ConfigError(
+            f"agent.callable {path}: {what} flakeproxy cannot fill; it passes the prompt first, then by name any "
+            f"of {', '.join(OFFERED)} (give other parameters a default)"
+        )
+
+
 class PythonAdapter:
     def __init__(self, config: PythonAgent, near: Path | None = None) -> None:
         self.config = config
@@ -137,6 +160,7 @@ class PythonAdapter:
 
     async def start(self) -> None:
         self.fn = import_object(self.config.callable, self.near)
+        _check_parameters(self.fn, self.config.callable)
         names = self._wrap_tools()
         self.injector = Injector({name: TargetSpec("python") for name in names})
 
@@ -260,6 +284,7 @@ class PythonAdapter:
         except (TypeError, ValueError):  # a builtin or C callable without a readable signature
             return {}
         offered: dict[str, Any] = {"history": [dict(m) for m in run.history], "session": run.session, "turn": run.turn}
+        assert set(offered) == set(OFFERED)
         return {name: value for name, value in offered.items() if name in names}
 
     async def reset(self, how: Invocation | None = None) -> None:

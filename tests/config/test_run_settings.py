@@ -84,6 +84,10 @@ def test_plan_counts_agent_invocations() -> None:
         "  timeout_ms: 30000\n", "  timeout_ms: 30000\n  reset_endpoint: http://127.0.0.1:8000/reset\n"
     )
     assert plan_contract(parse_config(reset, "f.yaml"), "f.yaml").episodes == 3
+    # a 3-turn conversation: one episode per scenario, three paid invocations each (a new user's finding)
+    talk = reset.replace('golden_prompts: ["What', 'golden_prompts: [[first, second, third], "What', 1)
+    both = plan_contract(parse_config(talk, "f.yaml"), "f.yaml")
+    assert (both.episodes, both.invocations) == (6, 12)
 
 
 def test_contract_validate_rejects_what_contract_run_would(tmp_path: Path) -> None:

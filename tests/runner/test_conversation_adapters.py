@@ -224,6 +224,19 @@ def test_a_python_callable_gets_the_history_and_session_by_name() -> None:
     assert _answers(asyncio.run(_converse(PythonAdapter(one_argument)))) == ["FIRST", "SECOND\nLINE", "THIRD"]
 
 
+def asks_for_messages(prompt: str, messages: list[Any]) -> str:
+    return prompt
+
+
+def test_a_python_callable_asking_for_what_flakeproxy_cannot_give_is_a_config_error() -> None:
+    """Not a TypeError on every turn and a contract FAIL (a new user's finding): exit 2, naming the parameter."""
+    from flakeproxy.errors import ConfigError
+
+    config = PythonAgent(type="python", callable=f"{__name__}:asks_for_messages")
+    with pytest.raises(ConfigError, match=r"parameter 'messages' flakeproxy cannot fill; .* history, session, turn"):
+        asyncio.run(PythonAdapter(config).start())
+
+
 PYTHON_AGENT = """
     def get_quote(symbol):
         return {"symbol": symbol, "price": 189.5}
