@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
 from flakeproxy.config.base import StrictModel
 from flakeproxy.config.conversation import Prompt
 from flakeproxy.judging.verdict import Observation, Verdict, cannot_judge
 
 Severity = Literal["critical", "high", "medium", "low"]
-TurnChoice = Literal["last", "all", "any", "conversation"] | Annotated[int, Field(ge=1)]
+TURN_WORDS = ("last", "all", "any", "conversation")
+
+
+def _turn_choice(value: Any) -> Any:
+    """One line for a wrong `turn:`, naming both forms (the union's own errors named only the words)."""
+    if value in TURN_WORDS or (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+        return value
+    raise ValueError(f"must be one of {', '.join(TURN_WORDS)}, or a turn number from 1 (the first turn)")
+
+
+TurnChoice = Annotated[
+    Literal["last", "all", "any", "conversation"] | Annotated[int, Field(ge=1)], BeforeValidator(_turn_choice)
+]
 When = Literal["always", "tool_faults_active", "llm_faults_active", "any_chaos_active", "no_chaos"]
 
 #: Resilience-score weight per severity (spec: critical 3, high 2, medium 1, low 1).

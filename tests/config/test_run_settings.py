@@ -217,3 +217,12 @@ def test_a_conversations_mistake_is_named_not_the_string_it_is_not(prompt: str, 
     with pytest.raises(ConfigError, match=message) as e:
         parse_config(text, "f.yaml")
     assert "Conversation" not in str(e.value) and ".str" not in str(e.value)
+
+
+@pytest.mark.parametrize("turn", ["0", "first", "-1", "true"])
+def test_a_wrong_turn_names_both_forms(turn: str) -> None:
+    text = COMMAND_AGENT.format(extra="").replace("type: completes}", f"type: completes, turn: {turn}}}")
+    with pytest.raises(
+        ConfigError, match=r"turn: must be one of last, all, any, conversation, or a turn number from 1"
+    ):
+        parse_config(text, "f.yaml")
