@@ -17,6 +17,9 @@ class Spend(BaseModel):
 
     llm_calls: int = 0
     tool_calls: dict[str, int] = Field(default_factory=dict, description="Requests per tool target.")
+    tool_requests: int | None = Field(
+        None, description="Tool requests in all (one matching two targets counts once in it, under both above)."
+    )
     input_tokens: int = 0
     output_tokens: int = 0
     cached_tokens: int = Field(0, description="The part of input_tokens read from the provider's prompt cache.")
@@ -30,7 +33,8 @@ class Spend(BaseModel):
 
     @property
     def tool_call_count(self) -> int:
-        return sum(self.tool_calls.values())
+        """Requests to tools (results before tool_requests existed: the per-target sum)."""
+        return self.tool_requests if self.tool_requests is not None else sum(self.tool_calls.values())
 
     @property
     def exact(self) -> bool:

@@ -94,3 +94,12 @@ def test_run_budget(budget: dict[str, Any], crossed: str | None) -> None:
             spent.check()
         assert e.value.exit_code == 5
     assert spent.line() == "spent 4 LLM calls (2 with unknown usage), 400 tokens, $0.0040"
+
+
+def test_a_request_matching_two_targets_is_one_tool_call() -> None:
+    """Counted under each target it matched, once in the total (a new user saw 2 requests shown as 3)."""
+    both = {**tool(1), "targets": ["quotes", "market"]}
+    spend = episode_spend([both, tool(2)], PricingTable())
+    assert spend.tool_calls == {"quotes": 2, "market": 1} and spend.tool_call_count == 2
+    assert added([spend, spend]).tool_call_count == 4
+    assert Spend(tool_calls={"a": 1, "b": 2}).tool_call_count == 3  # a results.json from before tool_requests

@@ -15,11 +15,12 @@ from flakeproxy.results_spend import MEASURES, ScenarioSpend, Spend
 
 
 def episode_spend(journal: list[dict[str, Any]], pricing: PricingTable) -> Spend:
-    calls = llm_calls(journal)
+    calls, by_target = llm_calls(journal), tool_calls(journal)
     given, made, usd = tokens(calls, "input"), tokens(calls, "output"), spend_usd(calls, pricing)
     return Spend(
         llm_calls=len(calls),
-        tool_calls={target: len(entries) for target, entries in tool_calls(journal).items()},
+        tool_calls={target: len(entries) for target, entries in by_target.items()},
+        tool_requests=len({id(e) for entries in by_target.values() for e in entries}),
         input_tokens=int(given.known),
         output_tokens=int(made.known),
         cached_tokens=sum(usage_of(e).cached_tokens or 0 for e in calls),
@@ -45,6 +46,7 @@ def added(spends: Iterable[Spend]) -> Spend:
                 "cached_tokens": total.cached_tokens + s.cached_tokens,
                 "cost_usd": round(total.cost_usd + s.cost_usd, 6),
                 "unknown_calls": total.unknown_calls + s.unknown_calls,
+                "tool_requests": total.tool_call_count + s.tool_call_count,
             }
         )
     return total.model_copy(update={"tool_calls": targets, "unpriced_models": sorted(unpriced)})
