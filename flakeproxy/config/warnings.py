@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import Any
 
 from flakeproxy.config.base import glob_matches
 from flakeproxy.config.model import FlakeproxyConfig
@@ -222,6 +223,50 @@ def shared_reset(config: FlakeproxyConfig) -> list[str]:
     return []
 
 
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_]+)\}")
+
+
+def _template_strings(value: Any, path: tuple[str | int, ...]) -> Iterator[tuple[tuple[str | int, ...], str, bool]]:
+    """(path, text, inside a list) of every string in a request_template."""
+    if isinstance(value, str):
+        yield path, value, False
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _template_strings(item, (*path, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from ((p, t, True) for p, t, _ in _template_strings(item, (*path, i)))
+
+
+def http_placeholders(config: FlakeproxyConfig) -> list[str]:
+    """A placeholder an http agent's field does not fill is sent as it is: {sesion} for {session}, {messages} in
+    the endpoint or inside a list (found by a new user, all silently sent literally)."""
+    agent = config.agent
+    if getattr(agent, "type", None) != "http":
+        return []
+    fields: list[tuple[tuple[str | int, ...], str, set[str]]] = [
+        (("agent", "endpoint"), agent.endpoint, {"session"}),  # type: ignore[union-attr]
+        (("agent", "reset_endpoint"), agent.reset_endpoint or "", {"session"}),  # type: ignore[union-attr]
+        *((("agent", "headers", k), v, {"session"}) for k, v in agent.headers.items()),  # type: ignore[union-attr]
+    ]
+    for path, text, listed in _template_strings(agent.request_template, ("agent", "request_template")):  # type: ignore[union-attr]
+        fields.append((path, text, {"prompt", "session"} if listed or text != "{messages}" else {"messages"}))
+    out = []
+    for path, text, filled in fields:
+        for name in _PLACEHOLDER.findall(text):
+            if name not in filled:
+                out.append(
+                    f"{format_path(path)}: {{{name}}} is sent as it is (not filled here); "
+                    f"{', '.join('{' + f + '}' for f in sorted(filled))} is filled there"
+                    + (
+                        '; {messages} goes as a whole value of the template, e.g. {messages: "{messages}"}'
+                        if name == "messages"
+                        else ""
+                    )
+                )
+    return out
+
+
 def config_warnings(config: FlakeproxyConfig) -> list[str]:
     """Every warning for config, one line each, in a stable order."""
     return (
@@ -233,6 +278,7 @@ def config_warnings(config: FlakeproxyConfig) -> list[str]:
         + unused_slots(config)
         + unreachable_turns(config)
         + shared_reset(config)
+        + http_placeholders(config)
         + forward_proxy(config)
         + forward_without_token(config)
     )

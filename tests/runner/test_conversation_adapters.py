@@ -276,3 +276,31 @@ def test_a_python_agents_tool_fault_on_turn_2_hits_turn_2_only(tmp_path: Path) -
     faulted = [(entry["turn"], bool(entry["fault"])) for entry in episode.journal]
     assert faulted == [(1, False), (2, True), (3, False)]
     assert result.cell("cites", "down-on-2").outcome == "fail"
+
+
+@pytest.mark.parametrize(
+    ("agent", "says"),
+    [
+        ('endpoint: "http://127.0.0.1:1/t/{sesion}"', "agent.endpoint: {sesion} is sent as it is"),
+        ('endpoint: "http://127.0.0.1:1/t/{messages}"', "agent.endpoint: {messages} is sent as it is"),
+        ('endpoint: "http://127.0.0.1:1/t", headers: {x-s: "{prompt}"}', "agent.headers.x-s: {prompt} is sent"),
+        (
+            'endpoint: "http://127.0.0.1:1/t", request_template: {m: ["{messages}"]}',
+            "agent.request_template.m[0]: {messages} is sent as it is",
+        ),
+    ],
+)
+def test_a_placeholder_an_http_field_does_not_fill_is_warned_about(agent: str, says: str) -> None:
+    """Sent literally before, with nothing said (a new user's finding); the fields as the docs show warn nothing."""
+    from flakeproxy.config import parse_config
+    from flakeproxy.config.warnings import config_warnings
+
+    def warnings(agent: str) -> list[str]:
+        text = BASE_CONVERSATION.format(reset="http://127.0.0.1:1/reset/{session}")
+        start = text.index("agent: {{") if "agent: {{" in text else text.index("agent: {")
+        end = text.index("\n", start)
+        return config_warnings(parse_config(text[:start] + f"agent: {{type: http, {agent}}}" + text[end:], "f.yaml"))
+
+    assert any(w.startswith(says) for w in warnings(agent)), warnings(agent)
+    good = 'endpoint: "http://127.0.0.1:1/t/{session}", request_template: {m: "{messages}", s: "{session}: {prompt}"}'
+    assert not [w for w in warnings(good) if "is sent as it is" in w]
