@@ -7,7 +7,7 @@ import html
 import re
 
 from flakeproxy.reports import facts, spend
-from flakeproxy.reports.transcript import turn_faults
+from flakeproxy.reports.transcript import fault_lines
 from flakeproxy.results import CellResult, Episode, RunResult
 from flakeproxy.safe_text import visible
 
@@ -73,8 +73,7 @@ def _conversation(episode: Episode, cell: CellResult) -> list[str]:
     for turn in episode.transcript:
         said = escape(f"agent error: {turn.error}" if turn.error else turn.answer or "(no answer)")
         lines.append(f"{turn.turn}. **user** {escape(turn.prompt)}<br>**agent** {said} ({turn.latency_ms:.0f} ms)")
-        faults = turn_faults(episode, turn.turn)
-        lines += [f"   - fault {escape(f.label, 80)}: {escape(f.describe())}" for f in faults]
+        lines += [f"   - fault {escape(text)}" for text, _ in fault_lines(episode, turn.turn)]
     return [*lines, "", "</details>"]
 
 

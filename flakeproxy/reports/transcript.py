@@ -23,6 +23,16 @@ def _fault_text(fault: FaultRecord) -> str:
     return f"{fault.label}: {'applied' if fault.applied else 'not applied'}: {fault.describe()}"
 
 
+def fault_lines(episode: Episode, turn: int) -> list[tuple[str, bool]]:
+    """(text, applied) of each different fault of the turn, `x N` when the same one hit N requests (a retry loop
+    under a rate limit is one line, not ten)."""
+    counts: dict[tuple[str, bool], int] = {}
+    for fault in turn_faults(episode, turn):
+        key = (_fault_text(fault), bool(fault.applied))
+        counts[key] = counts.get(key, 0) + 1
+    return [(text + (f" x{n}" if n > 1 else ""), applied) for (text, applied), n in counts.items()]
+
+
 def transcript_text(episode: Episode) -> str | None:
     """The conversation as plain text, one block per turn (None for a one-turn prompt)."""
     if episode.transcript is None:
@@ -32,7 +42,7 @@ def transcript_text(episode: Episode) -> str | None:
         lines.append(f"  turn {turn.turn} ({turn.latency_ms:.0f} ms)")
         lines.append(f"    user: {turn.prompt}")
         lines.append(f"    agent: {_said(turn)}")
-        lines += [f"    fault: {_fault_text(f)}" for f in turn_faults(episode, turn.turn)]
+        lines += [f"    fault: {text}" for text, _ in fault_lines(episode, turn.turn)]
     return "\n".join(lines) + "\n"
 
 
@@ -47,8 +57,8 @@ def transcript_html(episode: Episode, limit: int = 20_000) -> str | None:
     items = []
     for turn in episode.transcript:
         marks = "".join(
-            f'<br><span class="badge {"f-applied" if f.applied else "f-not"}">fault</span> {esc(_fault_text(f))}'
-            for f in turn_faults(episode, turn.turn)
+            f'<br><span class="badge {"f-applied" if applied else "f-not"}">fault</span> {esc(text)}'
+            for text, applied in fault_lines(episode, turn.turn)
         )
         said = f'<span class="badge o-error">agent error</span> {esc(turn.error)}' if turn.error else esc(_said(turn))
         items.append(

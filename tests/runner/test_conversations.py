@@ -232,7 +232,7 @@ def test_reports_show_the_transcript_with_faults_at_their_turn(tmp_path: Path) -
     # Markdown: the failed conversation turn by turn; the terminal's coverage: the turn the fault hit
     summary = (out / "summary.md").read_text()
     assert "<summary>Conversation of episode" in summary and "2. **user** And in euros?<br>**agent** Which" in summary
-    assert "   - fault llm\\_faults\\[0\\] rate\\_limit: replied 429" in summary
+    assert "   - fault llm\\_faults\\[0\\] rate\\_limit: applied: replied 429" in summary
     terminal = render_terminal(result)
     assert "llm_faults[0] rate_limit: applied on turn 2 x1" in terminal
     assert "  turn 2 (" in terminal and "    agent: Which stock do you mean?" in terminal  # under the failed cells
