@@ -134,3 +134,24 @@ def test_a_body_naming_thousands_of_secrets_still_scrubs_the_header_values() -> 
     }
     out = redact_entry(entry)
     assert "HEADER-SECRET-77" not in json.dumps(out) and S not in out["request_body"]
+
+
+def test_a_realtime_session_object_is_walked_not_hidden_and_token_counts_stay() -> None:
+    """`session` names a session id (secret) and the Realtime API's session object (model, instructions, tools):
+    the object is walked, its secret fields redacted by name; `*_token_details` are counts. Before, a recorded
+    retry's URL lost its path to the literals of the hidden object (a new user's finding)."""
+    body = {
+        "type": "session.created",
+        "session": {"type": "realtime", "model": "gpt-realtime", "client_secret": {"value": "ek_live_0123456789"}},
+        "response": {"object": "realtime.response", "usage": {"input_token_details": {"cached_tokens": 10}}},
+        "session_id": "sess_0123456789",
+    }
+    seen: set[str] = set()
+    out = json.loads(Redactor().body(json.dumps(body), "application/json", seen))
+    assert out["session"] == {"type": "realtime", "model": "gpt-realtime", "client_secret": "[redacted]"}
+    assert out["response"] == body["response"] and out["session_id"] == "[redacted]"
+    assert seen == {"ek_live_0123456789", "sess_0123456789"}  # nothing ordinary scrubbed elsewhere later
+    assert json.loads(Redactor().body(json.dumps({"session": "abc123"}), "application/json")) == {
+        "session": "[redacted]"
+    }
+    assert json.loads(Redactor(["session"]).body(json.dumps(body), "application/json"))["session"] == "[redacted]"

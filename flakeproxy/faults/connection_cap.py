@@ -7,6 +7,7 @@ from pydantic import Field
 
 from flakeproxy.config.base import Milliseconds
 from flakeproxy.faults.base import Fault
+from flakeproxy.faults.ws_common import CloseCode
 from flakeproxy.wire.action import Action
 from flakeproxy.wire.call import Call
 from flakeproxy.wire.websocket import WsCap, error_event, ws_api
@@ -24,9 +25,9 @@ class ConnectionCapFault(Fault):
     """
 
     mode: Literal["connection_cap"]
-    after_ms: Milliseconds = 60_000
-    code: int = Field(1000, ge=1000, le=4999)
-    reason: str = Field("", max_length=120)
+    after_ms: Milliseconds = Field(60_000, description="When the connection is closed, after it opened (0: at once).")
+    code: CloseCode = Field(1000, description="The close code the provider closes with.")
+    reason: str = Field("", max_length=120, description="The close reason the agent sees (at most 120 bytes).")
 
     def act(self, call: Call, rng: Random) -> Action:
         api = ws_api(call.path)

@@ -5,7 +5,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from flakeproxy.faults.ws_common import WsFault
+from flakeproxy.faults.ws_common import CloseCode, WsFault
 from flakeproxy.wire.action import Action
 from flakeproxy.wire.call import Call
 from flakeproxy.wire.websocket import WsClose
@@ -18,8 +18,8 @@ class WsCloseFault(WsFault):
     """
 
     mode: Literal["ws_close"]
-    code: int = Field(1011, ge=1000, le=4999)
-    reason: str = Field("", max_length=120)
+    code: CloseCode = Field(1011, description="The close code (1011: a server error).")
+    reason: str = Field("", max_length=120, description="The close reason the agent sees (at most 120 bytes).")
 
     def act(self, call: Call, rng: Random) -> Action:
         return Action(websocket=lambda: WsClose(trigger=self.trigger(), code=self.code, reason=self.reason))

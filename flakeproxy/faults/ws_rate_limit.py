@@ -20,8 +20,8 @@ class WsRateLimitFault(WsFault):
     """
 
     mode: Literal["ws_rate_limit"]
-    at_event: str | None = "response.created"
-    reset_s: float = Field(1.0, ge=0)
+    at_event: str | None = Field("response.created", description="The server event it answers in place of.")
+    reset_s: float = Field(1.0, ge=0, description="The seconds the rate_limits event says the limit resets in.")
 
     def act(self, call: Call, rng: Random) -> Action:
         api = ws_api(call.path)

@@ -31,6 +31,11 @@ SECRET_WORDS = frozenset(
         "cookie", "session", "sig", "signature", "privatekey", "accesskey", "secretkey",
     }
 )  # fmt: skip
+#: Words that make a `token` name a count, not a credential: `input_token_details`, `token_usage`, `token_count`.
+TOKEN_COUNTS = frozenset({"details", "usage", "count", "counts", "limit", "limits", "budget"})
+#: A secret word that also names structures: under it a JSON object is walked (its secret fields redacted by
+#: name), not hidden whole (the Realtime API's `session` object holds the model, instructions and tools).
+OBJECT_WORDS = frozenset({"session"})
 #: `key` alone is secret as a whole name, or after one of these words (api_key, private-key, accessKey).
 KEY_QUALIFIERS = frozenset({"api", "private", "secret", "access", "signing", "encryption", "client", "master", "auth"})
 #: A header is secret when one of its words is a secret word, `key` (x-api-key, x-functions-key), or starts with
@@ -85,9 +90,20 @@ class Redactor:
         if lower in self.extra:
             return True
         split = words(name)
+        if "token" in split and TOKEN_COUNTS.intersection(split):
+            return False  # input_token_details, token_usage: counts of tokens
         if lower.replace("-", "").replace("_", "") in SECRET_WORDS or any(w in SECRET_WORDS for w in split):
             return True
         return split == ["key"] or any(w == "key" and i and split[i - 1] in KEY_QUALIFIERS for i, w in enumerate(split))
+
+    def _names_a_structure(self, name: str) -> bool:
+        """A field secret only by a word that also names objects (`session`): its object is walked, not hidden."""
+        split = words(name)
+        return (
+            name.lower() not in self.extra
+            and bool(OBJECT_WORDS.intersection(split))
+            and not any(w in SECRET_WORDS and w not in OBJECT_WORDS for w in split)
+        )
 
     # --- the pieces ---------------------------------------------------------------------------
 
@@ -197,7 +213,9 @@ class Redactor:
         if isinstance(data, dict):
             out = {}
             for name, value in data.items():
-                if self.secret_field(str(name)) and value is not None and not isinstance(value, bool):
+                if isinstance(value, dict) and self._names_a_structure(str(name)):
+                    out[name] = self._walk(value, seen, changed)
+                elif self.secret_field(str(name)) and value is not None and not isinstance(value, bool):
                     if value != REDACTED:
                         _remember_any(seen, value)
                         changed[0] = True

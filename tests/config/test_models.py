@@ -219,3 +219,12 @@ def test_spec_mapping_needs_a_check() -> None:
     text = BASE[:start] + "  invariants:\n    cite: {description: x}\n" + BASE[end:]
     with pytest.raises(ConfigError, match="the mapping form needs check"):
         parse_config(text)
+
+
+@pytest.mark.parametrize(("mode", "code"), [("ws_close", 1006), ("ws_close", 1005), ("connection_cap", 1015)])
+def test_a_close_code_only_an_endpoint_reports_is_refused(mode: str, code: int) -> None:
+    """1005, 1006 and 1015 cannot go in a close frame: the agent got 1000 while the journal said 1006 (a new
+    user's finding); the error says which codes can be sent instead."""
+    with pytest.raises(Exception, match=rf"{code} \(.*\) cannot be sent in a close frame.*use 1001, 1011"):
+        Scenario.model_validate({"name": "s", "llm_faults": [{"mode": mode, "code": code}]})
+    assert Scenario.model_validate({"name": "s", "llm_faults": [{"mode": mode, "code": 4001}]})
