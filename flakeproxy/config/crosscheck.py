@@ -82,6 +82,15 @@ def _check_fault(config: FlakeproxyConfig, fault: Fault, loc: Loc, llm_side: boo
             )
     if fault.tool is None:
         return
+    other = tool_names if llm_side else llm_targets
+    if fault.tool in other and not is_glob(fault.tool):  # the target exists, in the other section's kind
+        section, has = ("tool_faults", "has no api:") if llm_side else ("llm_faults", "has api:")
+        raise CrossCheckError(
+            (*loc, "tool"),
+            f"target {fault.tool!r} {has}, so its faults go under {section}; move this fault there"
+            + (", or add api: to the target" if llm_side else ", or drop api: from the target"),
+            fault.tool,
+        )
     chosen = _selected(config, fault, loc, llm_targets if llm_side else tool_names)
     if isinstance(fault, MCP_ONLY):
         for name in chosen:

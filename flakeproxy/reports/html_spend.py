@@ -67,8 +67,7 @@ def section(result: RunResult) -> str:
         + "</tr>"
         for r in spend.rows(result)
     )
-    unknown = sum(r.total.unknown_calls for r in rows)
-    note = f" {unknown} LLM call(s) reported no usage: sums marked + are lower bounds." if unknown else ""
+    note = "".join(f" {c[:1].upper()}{c[1:]}." for c in spend.caveats(result))
     return (
         '<h2 id="spend">Spend per scenario: tokens, cost and amplification over calm</h2><p class="intro">'
         f"Read from the usage the providers reported on the wire; prices as of {esc(result.pricing_as_of or '?')}."

@@ -157,7 +157,8 @@ def _spend(result: RunResult) -> list[str]:
     rows = [[escape(c, 80) for c in r] for r in spend.rows(result)]
     head = ["", "<details><summary>Spend per scenario</summary>", ""]
     table = _table(head, "| " + " | ".join(spend.HEADER) + " |", rows, keep_last=True)  # the whole run's row stays
-    return [*table, "", f"Prices as of {escape(result.pricing_as_of or 'unknown', 20)}.", "", "</details>"]
+    said = "".join(f" {escape(c[:1].upper() + c[1:])}." for c in spend.caveats(result))
+    return [*table, "", f"Prices as of {escape(result.pricing_as_of or 'unknown', 20)}.{said}", "", "</details>"]
 
 
 def render(result: RunResult) -> str:

@@ -80,10 +80,23 @@ def terminal_lines(result: RunResult) -> list[str]:
     widths = [max(len(r[i]) for r in table) for i in range(len(HEADER))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in table]
     note = f"spend: usage as the providers reported it; prices as of {result.pricing_as_of or 'unknown'}"
+    return [*lines, note + "".join(f"; {c}" for c in caveats(result)), ""]
+
+
+def unpriced(result: RunResult) -> list[str]:
+    """The models the run called that have no price (their cost counts as 0: a cost marked + is too low)."""
+    return sorted({m for r in shown(result) for m in r.total.unpriced_models})
+
+
+def caveats(result: RunResult) -> list[str]:
+    """Why some sums are lower bounds: calls of unknown usage, models without a price."""
+    out = []
     unknown = sum(r.total.unknown_calls for r in shown(result))
     if unknown:
-        note += f"; {unknown} LLM call(s) of unknown usage: sums marked + are lower bounds"
-    return [*lines, note, ""]
+        out.append(f"{unknown} LLM call(s) of unknown usage: sums marked + are lower bounds")
+    if models := unpriced(result):
+        out.append(f"no price for {', '.join(models)}: costs marked + leave them out (add them under pricing:)")
+    return out
 
 
 def junit_properties(result: RunResult, scenario: str) -> list[tuple[str, Any]]:

@@ -226,3 +226,21 @@ def test_a_wrong_turn_names_both_forms(turn: str) -> None:
         ConfigError, match=r"turn: must be one of last, all, any, conversation, or a turn number from 1"
     ):
         parse_config(text, "f.yaml")
+
+
+@pytest.mark.parametrize(
+    ("section", "target", "says"),
+    [
+        ("llm_faults", "quotes", r"target 'quotes' has no api:, so its faults go under tool_faults; move this fault"),
+        ("tool_faults", "llm", r"target 'llm' has api:, so its faults go under llm_faults; move this fault"),
+    ],
+)
+def test_a_fault_in_the_other_section_says_so(section: str, target: str, says: str) -> None:
+    """Not 'is not one of the targets; valid: (none defined)' for a target that exists (a new user's finding)."""
+    text = (
+        'version: "2.0"\nproxy: {listeners: [{name: l, listen: "127.0.0.1:1", upstream: "http://127.0.0.1:2"}]}\n'
+        "targets: {llm: {listener: l, api: openai, path: /v1/chat*}, quotes: {listener: l, path: /q*}}\n"
+        f"chaos_matrix: [{{name: s, {section}: [{{tool: {target}, mode: error}}]}}]\n"
+    )
+    with pytest.raises(ConfigError, match=says):
+        parse_config(text, "f.yaml")

@@ -52,6 +52,13 @@ def test_terminal_and_markdown_show_each_scenarios_spend(demo: dict[str, RunResu
         assert ("calm" if row.calm else f"tokens {amp['tokens']:g}x" if amp["tokens"] else "tokens -") in line
         assert f"| {row.scenario} | {row.episodes} | {total.llm_calls} |" in md
     assert "<details><summary>Spend per scenario</summary>" in md and "| 14+ | 27+ |" in md  # lower bounds
+    assert "LLM call(s) of unknown usage: sums marked + are lower bounds" in text  # a cut stream's call
+    # a model without a price is named where its cost is shown, not only in results.json (a new user's finding)
+    first = result.spend[0]
+    unpriced = [first.model_copy(update={"total": first.total.model_copy(update={"unpriced_models": ["gpt-rt"]})})]
+    priced_not = result.model_copy(update={"spend": unpriced + result.spend[1:]})
+    assert "no price for gpt-rt: costs marked + leave them out (add them under pricing:)" in terminal(priced_not)
+    assert "No price for gpt-rt" in markdown(priced_not)
     old = result.model_copy(update={"spend": []})  # a results.json from before issue 25
     assert "tokens in" not in terminal(old) and "Spend per scenario" not in markdown(old)
 
