@@ -3,8 +3,6 @@ cell header, by W3C trace context (traceparent or baggage), or by the slot of li
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 import yaml
 
@@ -30,15 +28,8 @@ def traceparent(trace_id: str) -> str:
     return f"00-{trace_id}-00f067aa0ba902b7-01"
 
 
-@pytest.fixture(scope="module")
-def world() -> Iterator[tuple[Upstream, Proxy]]:
-    with RunningUpstream() as up, running_proxy(config_for({"tools": up.url}, TARGETS, MATRIX)) as proxy:
-        yield up, proxy
-
-
-@pytest.fixture(autouse=True)
-def clean(world: tuple[Upstream, Proxy]) -> None:
-    world[1].control.ok("POST", "/reset")
+#: the module's world (tests/addons/conftest.py: a real upstream and proxy from TARGETS and MATRIX), reset per test
+pytestmark = pytest.mark.usefixtures("clean")
 
 
 def test_open_episodes_each_run_their_own_scenario(world: tuple[Upstream, Proxy]) -> None:

@@ -25,15 +25,8 @@ TARGETS = {"quotes": {"listener": "tools", "path": "/v1/quotes*"}}
 MATRIX = {"chaos_matrix": [{"name": "calm"}, {"name": "down", "tool_faults": [{"tool": "quotes", "mode": "error"}]}]}
 
 
-@pytest.fixture(scope="module")
-def world() -> Iterator[tuple[Upstream, Proxy]]:
-    with RunningUpstream() as up, running_proxy(config_for({"tools": up.url}, TARGETS, MATRIX)) as proxy:
-        yield up, proxy
-
-
-@pytest.fixture(autouse=True)
-def clean(world: tuple[Upstream, Proxy]) -> None:
-    world[1].control.ok("POST", "/reset")
+#: the module's world (tests/addons/conftest.py: a real upstream and proxy from TARGETS and MATRIX), reset per test
+pytestmark = pytest.mark.usefixtures("clean")
 
 
 def test_healthz(world: tuple[Upstream, Proxy]) -> None:

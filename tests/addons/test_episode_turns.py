@@ -3,13 +3,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from tests.support.http import fetch
-from tests.support.proxy import Proxy, config_for, running_proxy
-from tests.support.upstream import RunningUpstream, Upstream
+from tests.support.proxy import Proxy
+from tests.support.upstream import Upstream
 
 TARGETS = {"quotes": {"listener": "tools", "path": "/v1/quotes*"}}
 ON_TURN_2 = {"tool": "quotes", "mode": "error", "error_code": 503, "turns": [2], "times": 1}
@@ -19,15 +17,8 @@ MATRIX = {
 }
 
 
-@pytest.fixture(scope="module")
-def world() -> Iterator[tuple[Upstream, Proxy]]:
-    with RunningUpstream() as up, running_proxy(config_for({"tools": up.url}, TARGETS, MATRIX)) as proxy:
-        yield up, proxy
-
-
-@pytest.fixture(autouse=True)
-def clean(world: tuple[Upstream, Proxy]) -> None:
-    world[1].control.ok("POST", "/reset")
+#: the module's world (tests/addons/conftest.py: a real upstream and proxy from TARGETS and MATRIX), reset per test
+pytestmark = pytest.mark.usefixtures("clean")
 
 
 def _turns(proxy: Proxy, scenario: str, calls: list[int]) -> list[tuple[int | None, int]]:
