@@ -75,13 +75,7 @@ def talk(base: str, headers: dict[str, str], until: str = "response.done", idle:
 
 
 def run(proxy: Proxy, fault: dict[str, Any], **kw: Any) -> tuple[Turn, dict[str, Any]]:
-    proxy.control.scenario("ws", llm_faults=[fault])
-    episode = proxy.control.begin()
-    try:
-        seen = turn(proxy, episode, **kw)
-    finally:
-        journal = proxy.control.end(episode)
-        proxy.control.scenario(None)
+    seen, journal = proxy.control.in_episode(lambda episode: turn(proxy, episode, **kw), "ws", llm_faults=[fault])
     (entry,) = [e for e in journal if e.get("websocket") is not None]
     return seen, entry
 

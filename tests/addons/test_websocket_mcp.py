@@ -59,13 +59,9 @@ def ask(proxy: Proxy, episode: str) -> list[dict[str, Any]]:
 
 def test_indirect_injection_plants_the_payload_in_the_tool_result_inside_the_socket(world: Proxy) -> None:
     attack = {"type": "indirect_injection", "tool": "quotes_ws", "canary": "CANARY-WS-1"}
-    world.control.scenario("attack", context_attacks=[attack])
-    episode = world.control.begin()
-    try:
-        initialized, called = ask(world, episode)
-    finally:
-        (entry,) = world.control.end(episode)
-        world.control.scenario(None)
+    (initialized, called), (entry,) = world.control.in_episode(
+        lambda episode: ask(world, episode), "attack", context_attacks=[attack]
+    )
     assert (
         initialized["result"]["serverInfo"] == {"name": "quotes", "version": "1"}
         and "content" not in initialized["result"]

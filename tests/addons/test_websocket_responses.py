@@ -45,15 +45,8 @@ def turn(proxy: Proxy, episode: str, idle: bool = False) -> Turn:
 
 
 def run(proxy: Proxy, fault: dict[str, Any] | None, **kw: Any) -> tuple[Turn, dict[str, Any]]:
-    if fault is not None:
-        proxy.control.scenario("ws", llm_faults=[fault])
-    episode = proxy.control.begin()
-    try:
-        seen = turn(proxy, episode, **kw)
-    finally:
-        journal = proxy.control.end(episode)
-        proxy.control.scenario(None)
-    (entry,) = journal
+    faults: dict[str, Any] = {"llm_faults": [fault]} if fault is not None else {}  # none: no scenario at all
+    seen, (entry,) = proxy.control.in_episode(lambda e: turn(proxy, e, **kw), "ws" if faults else None, **faults)
     return seen, entry
 
 

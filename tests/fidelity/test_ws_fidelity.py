@@ -67,13 +67,9 @@ def test_the_realtime_client_sees_the_fault_as_the_real_failure(
         direct = talk(server.url, {}, **kw)
     finally:
         server.failure = None
-    proxy.control.scenario("ws", llm_faults=[fault])
-    episode = proxy.control.begin()
-    try:
-        faulted = talk(proxy.listeners["rt"], {"x-flakeproxy-cell": episode}, **kw)
-    finally:
-        (entry,) = proxy.control.end(episode)
-        proxy.control.scenario(None)
+    faulted, (entry,) = proxy.control.in_episode(
+        lambda episode: talk(proxy.listeners["rt"], {"x-flakeproxy-cell": episode}, **kw), "ws", llm_faults=[fault]
+    )
     assert sees(faulted) == sees(direct)
     assert entry["fault"]["applied"], entry["fault"]
     if fault["mode"] in ("ws_stall", "ws_delay", "connection_cap"):

@@ -73,12 +73,10 @@ def test_openai_nodes_realtime_client_sees_the_fault_as_the_real_failure(
         direct = node_turn(world, f"https://localhost:{port}", **kw)
     finally:
         world.server.failure = None
-    world.proxy.control.scenario("ws", llm_faults=[fault])
-    episode = world.proxy.control.begin()
-    try:
-        faulted = node_turn(world, "https://api.openai.com", f"http://{world.forward}", episode, **kw)
-    finally:
-        (entry,) = world.proxy.control.end(episode)
-        world.proxy.control.scenario(None)
+    faulted, (entry,) = world.proxy.control.in_episode(
+        lambda episode: node_turn(world, "https://api.openai.com", f"http://{world.forward}", episode, **kw),
+        "ws",
+        llm_faults=[fault],
+    )
     assert faulted == direct and entry["fault"]["applied"], (direct, faulted)
     assert direct["types"] and direct["close"] is not None

@@ -52,11 +52,10 @@ def test_a_realtime_turn_is_recorded_with_its_messages_and_replayed_without_the_
 
 def test_a_recorded_fault_replays_its_effect_close_code_included(world: tuple[RealtimeServer, Proxy]) -> None:
     _, proxy = world
-    proxy.control.scenario("ws", llm_faults=[{"mode": "ws_close", "code": 1011, "at_event": "response.output_item*"}])
-    try:
+    with proxy.control.scenario_on(
+        "ws", llm_faults=[{"mode": "ws_close", "code": 1011, "at_event": "response.output_item*"}]
+    ):
         live, session = recorded(proxy, "voice cut")
-    finally:
-        proxy.control.scenario(None)
     (exchange,) = session.exchanges
     assert (exchange.close_code, exchange.closed_by_client) == (1011, False) and exchange.fault is not None
     again, _ = replay(proxy.control, session, agent(proxy))
@@ -66,11 +65,10 @@ def test_a_recorded_fault_replays_its_effect_close_code_included(world: tuple[Re
 
 def test_a_replay_keeps_the_recorded_timing(world: tuple[RealtimeServer, Proxy]) -> None:
     _, proxy = world
-    proxy.control.scenario("ws", llm_faults=[{"mode": "ws_stall", "stall_ms": 300, "at_event": "response.done"}])
-    try:
+    with proxy.control.scenario_on(
+        "ws", llm_faults=[{"mode": "ws_stall", "stall_ms": 300, "at_event": "response.done"}]
+    ):
         live, session = recorded(proxy, "voice stall")
-    finally:
-        proxy.control.scenario(None)
     again, _ = replay(proxy.control, session, agent(proxy))
     assert again.types == live.types and again.types[-1] == "response.done"
     gaps = [turn.at[-1] - turn.at[-2] for turn in (live, again)]
@@ -80,13 +78,8 @@ def test_a_replay_keeps_the_recorded_timing(world: tuple[RealtimeServer, Proxy])
 def test_a_session_exported_from_the_journal_replays_the_socket(world: tuple[RealtimeServer, Proxy]) -> None:
     """replay export --from results.json: the journal's messages (the dropped ones left out) make the exchange."""
     _, proxy = world
-    proxy.control.scenario("ws", llm_faults=[{"mode": "ws_drop", "at_event": "response.output_text.delta", "count": 1}])
-    cell = proxy.control.begin("journaled")
-    try:
-        live = agent(proxy)(cell)
-    finally:
-        (entry,) = proxy.control.end(cell)
-        proxy.control.scenario(None)
+    drop = {"mode": "ws_drop", "at_event": "response.output_text.delta", "count": 1}
+    live, (entry,) = proxy.control.in_episode(agent(proxy), "ws", "journaled", llm_faults=[drop])
     exchange = exchange_from_entry(entry)
     assert exchange.messages is not None and exchange.inexact is None
     again, report = replay(proxy.control, Session(id="j", input="AAPL?", exchanges=[exchange]), agent(proxy))

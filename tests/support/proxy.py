@@ -8,10 +8,10 @@ import json
 import threading
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
@@ -19,6 +19,8 @@ from flakeproxy import control_api as api
 from flakeproxy import parse_config
 from flakeproxy.addons.server import ProxyServer
 from tests.support.loops import LoopThread, free_port
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -54,6 +56,27 @@ class Control:
             inline_scenario = {"name": name or "inline", **inline}
             return self.send(api.SCENARIO_PUT, api.ScenarioSet(scenario=inline_scenario, seed=seed))
         return self.send(api.SCENARIO_PUT, api.ScenarioSet(name=name, seed=seed))
+
+    @contextmanager
+    def scenario_on(self, name: str | None = None, **inline: Any) -> Iterator[None]:
+        """The scenario (by name, or inline sections) active inside the block, and none after it, whatever it raised."""
+        self.scenario(name, **inline)
+        try:
+            yield
+        finally:
+            self.scenario(None)
+
+    def in_episode(
+        self, act: Callable[[str], T], scenario: str | None = None, label: str | None = None, **inline: Any
+    ) -> tuple[T, list[dict[str, Any]]]:
+        """act(episode id) inside one episode of the scenario: what act returned, and the episode's journal."""
+        with self.scenario_on(scenario, **inline):
+            episode = self.begin(label)
+            try:
+                done = act(episode)
+            finally:
+                journal = self.end(episode)
+        return done, journal
 
     def begin(self, label: str | None = None) -> str:
         return api.EpisodeView.model_validate(self.send(api.EPISODE_BEGIN, api.EpisodeBegin(label=label))).id
