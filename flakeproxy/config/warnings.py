@@ -241,15 +241,15 @@ def _template_strings(value: Any, path: tuple[str | int, ...]) -> Iterator[tuple
 def http_placeholders(config: FlakeproxyConfig) -> list[str]:
     """A placeholder an http agent's field does not fill is sent as it is: {sesion} for {session}, {messages} in
     the endpoint or inside a list (found by a new user, all silently sent literally)."""
-    agent = config.agent
+    agent: Any = config.agent  # an http agent (adapter types are told apart by `type`, not isinstance)
     if getattr(agent, "type", None) != "http":
         return []
     fields: list[tuple[tuple[str | int, ...], str, set[str]]] = [
-        (("agent", "endpoint"), agent.endpoint, {"session"}),  # type: ignore[union-attr]
-        (("agent", "reset_endpoint"), agent.reset_endpoint or "", {"session"}),  # type: ignore[union-attr]
-        *((("agent", "headers", k), v, {"session"}) for k, v in agent.headers.items()),  # type: ignore[union-attr]
+        (("agent", "endpoint"), agent.endpoint, {"session"}),
+        (("agent", "reset_endpoint"), agent.reset_endpoint or "", {"session"}),
+        *((("agent", "headers", k), v, {"session"}) for k, v in agent.headers.items()),
     ]
-    for path, text, listed in _template_strings(agent.request_template, ("agent", "request_template")):  # type: ignore[union-attr]
+    for path, text, listed in _template_strings(agent.request_template, ("agent", "request_template")):
         fields.append((path, text, {"prompt", "session"} if listed or text != "{messages}" else {"messages"}))
     out = []
     for path, text, filled in fields:
