@@ -31,10 +31,11 @@ TARGETS = {
 MESSAGES: Any = [{"role": "user", "content": "What is AAPL trading at?"}]
 
 
-@pytest.fixture(scope="module")
-def world() -> Iterator[tuple[RealUpstream, Proxy]]:
+@pytest.fixture(scope="module", params=[0.0, 0.02], ids=["pace-0", "pace-20ms"])
+def world(request: pytest.FixtureRequest) -> Iterator[tuple[RealUpstream, Proxy]]:
+    """At once, and at a real token pace (20 ms between events: each event its own read of the stream)."""
     with (
-        RunningRealUpstream() as up,
+        RunningRealUpstream(event_gap_s=request.param) as up,
         RunningUpstream() as tools,
         running_proxy(config_for({"llm": up.url, "tools": tools.url}, TARGETS)) as proxy,
     ):

@@ -122,8 +122,8 @@ def tool_prefix_events(shape: str, body: dict[str, Any], chars: int) -> list[byt
 
 
 class _App:
-    def __init__(self, upstream: RealUpstream) -> None:
-        self.up = upstream
+    def __init__(self, upstream: RealUpstream, event_gap_s: float = 0.0) -> None:
+        self.up, self.gap = upstream, event_gap_s  # gap: a real token pace between streamed events
 
     def normal(self, shape: str, body: dict[str, Any], streaming: bool) -> tuple[list[bytes] | None, Any]:
         if shape == "gemini":
@@ -180,6 +180,8 @@ class _App:
                     request.transport.close()  # FIN after what was written: no chunk terminator
                     return response
                 break
+            if i and self.gap:
+                await asyncio.sleep(self.gap)
             await response.write(event)
         await response.write_eof()
         return response
@@ -194,8 +196,8 @@ class _App:
         return response
 
 
-async def _start(upstream: RealUpstream, port: int) -> web.AppRunner:
-    app_state = _App(upstream)
+async def _start(upstream: RealUpstream, port: int, event_gap_s: float = 0.0) -> web.AppRunner:
+    app_state = _App(upstream, event_gap_s)
     app = web.Application()
     paths = ("/v1/chat/completions", "/v1/messages", "/v1/responses", "/{version}/models/{name}")
     app.add_routes([web.post(p, app_state.llm) for p in paths])
@@ -206,11 +208,14 @@ async def _start(upstream: RealUpstream, port: int) -> web.AppRunner:
 
 
 class RunningRealUpstream:
+    def __init__(self, event_gap_s: float = 0.0) -> None:
+        self.gap = event_gap_s
+
     def __enter__(self) -> RealUpstream:
         self.thread = LoopThread("real-upstream")
         port = free_port()
         self.upstream = RealUpstream(f"http://127.0.0.1:{port}")
-        self.runner = self.thread.run(_start(self.upstream, port))
+        self.runner = self.thread.run(_start(self.upstream, port, self.gap))
         return self.upstream
 
     def __exit__(self, *exc: object) -> None:

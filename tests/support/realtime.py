@@ -52,6 +52,8 @@ class RealtimeServer:
     connections: list[Connection] = field(default_factory=list)
     #: the real failure the server itself produces on each connection (tests.fidelity.ws_failures), or None
     failure: Callable[[ServerConnection], Any] | None = None
+    #: seconds between the events of an answer (a real token pace; 0: all at once)
+    pace_s: float = 0.0
     _ids: Any = field(default_factory=lambda: itertools.count(1))
 
     def event(self, kind: str, **fields: Any) -> str:
@@ -73,7 +75,9 @@ class RealtimeServer:
             async for raw in ws:
                 message = json.loads(raw)
                 conn.received.append(message)
-                for out in self.answer(message, session) if realtime else responses.answer(message):
+                for i, out in enumerate(self.answer(message, session) if realtime else responses.answer(message)):
+                    if i and self.pace_s:
+                        await asyncio.sleep(self.pace_s)
                     if failing is None:
                         await ws.send(out)
                     elif not await failing.send(out):
@@ -157,12 +161,12 @@ class RunningRealtime:
     """`with RunningRealtime() as server:` a fake Realtime server on a free loopback port in its own loop (over
     TLS with `tls`, a server context: then its url is https://127.0.0.1:PORT)."""
 
-    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
-        self.tls = tls
+    def __init__(self, tls: ssl.SSLContext | None = None, pace_s: float = 0.0) -> None:
+        self.tls, self.pace_s = tls, pace_s
 
     def __enter__(self) -> RealtimeServer:
         self.thread = LoopThread("realtime")
-        self.server = RealtimeServer()
+        self.server = RealtimeServer(pace_s=self.pace_s)
         port = free_port()
         self._ws: Server = self.thread.run(self._start(port))
         self.server.url = f"{'https' if self.tls else 'http'}://127.0.0.1:{port}"
