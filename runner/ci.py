@@ -118,7 +118,7 @@ class CiRun(ContractRun):
         runner.pillar_scenarios[None] = CALM
         episodes = [self._mutation_episode(m) for m in generated.mutations]
         await self._episodes(runner, episodes, limit, len(episodes))
-        await self._unattributed()
+        await self._unattributed(final=True)  # the pillar's episodes are all in
         pillar = mutation_pillar(self.config, generated.mutations, dict(self.done), generated.skipped)
         self._write()
         return pillar
@@ -162,7 +162,7 @@ class CiRun(ContractRun):
             for r in range(self.config.run.min_replicas)  # adaptive replicas: the contract's cells only
         ]
         await self._episodes(runner, episodes, limit, len(episodes))
-        await self._unattributed()
+        await self._unattributed(final=True)  # the pillar's episodes are all in
         pillar = chaos_pillar(self.config, scenario, dict(self.done))
         self._write()
         return pillar

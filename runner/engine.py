@@ -67,7 +67,8 @@ class ContractRun:
         self.control: ControlClient | None = None
         self.done: dict[str, Episode] = {}
         self._written = 0.0
-        self._loose_seen: set[int] = set()
+        self._loose_seen: set[int] = set()  # unattributed requests counted
+        self._loose_kept: set[int] = set()  # ... and kept in results.json (once complete)
         self._loose_by_cell: Counter[str] = Counter()  # cell id -> unattributed requests it may have made
         self._warned_loose = False
         self.record: Path | None = None  # contract run --record DIR: a replay session file per episode
@@ -176,20 +177,25 @@ class ContractRun:
         """The episodes done so far in plan order (e1, e2, ...), whatever order they finished in."""
         return sorted(self.done.values(), key=lambda e: e.number)
 
-    async def _unattributed(self) -> None:
+    async def _unattributed(self, final: bool = False) -> None:
         """Requests no episode could be tied to: kept in results.json and counted on every episode that might
         have made them (their journal checks then say so instead of judging an incomplete journal). Episodes
-        of every scenario overlap, so a request counts on each candidate, whether it finished yet or not."""
+        of every scenario overlap, so a request counts on each candidate, whether it finished yet or not; it is kept
+        once it has finished (its fault's outcome known), or when `final` (every episode of the step is in)."""
         if self.control is None:
             return
-        loose = [e for e in await self.control.unattributed() if e.get("seq", 0) not in self._loose_seen]
+        fresh = [e for e in await self.control.unattributed() if e.get("seq", 0) not in self._loose_kept]
+        loose = [e for e in fresh if e.get("seq", 0) not in self._loose_seen]  # counted now, complete or not
         self._loose_seen.update(e.get("seq", 0) for e in loose)
         redactor = Redactor(self.config.redact)
         for entry in loose:
             self._loose_by_cell.update(set(entry.get("episode_candidates") or []))
         for episode in self.done.values():
             episode.unattributed = self._loose_by_cell[episode.cell_id or ""]
-        self.result.unattributed_journal += [redactor.entry(e) for e in loose]
+        # kept once complete (a request still open has no fault outcome yet: read again next time), or at the end
+        kept = [e for e in fresh if e.get("complete", True) or final]
+        self._loose_kept.update(e.get("seq", 0) for e in kept)
+        self.result.unattributed_journal += [redactor.entry(e) for e in kept]
         self.result.unattributed_requests += len(loose)
         if loose and not self._warned_loose:
             self._warned_loose = True
@@ -226,7 +232,7 @@ class ContractRun:
                     self._write()
 
         await self._episodes(runner, plan.episodes, limit, len(plan.episodes), len(self.done), after)
-        await self._unattributed()
+        await self._unattributed(final=True)
         self._stateful(plan)
         self._write()
 
