@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import os
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,17 +36,49 @@ def _collect_garbage() -> Iterator[None]:
     gc.collect()
 
 
+#: Seconds the slowest groups take (2 workers, a quiet 2-core machine, warm caches; 2026-11-24). The scheduler hands
+#: out groups in collection order, so these go first and no worker starts a long group when the rest are done
+#: (xdist's own reordering, by count of tests, put the two-test Phoenix group last). Any other group counts
+#: SECONDS_PER_TEST a test. Refresh from `pytest --junitxml` when a group grows; a stale entry costs time, not
+#: correctness.
+HEAVY_GROUPS = {
+    "fidelity/test_fidelity.py": 66,
+    "reports": 56,
+    "frameworks/test_trace_attribution.py": 30,
+    "test_examples_run.py": 25,
+    "telemetry/test_phoenix.py": 25,
+    "docker": 24,
+    "runner/test_stream_delivery.py": 20,
+    "runner/test_slots.py": 16,
+    "config/test_fuzz.py": 12,
+    "addons/test_sdk_llm.py": 11,
+    "hardening/test_hostile_files.py": 10,
+    "runner/test_agents.py": 10,
+}
+SECONDS_PER_TEST = 0.15
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """For `--dist loadgroup`: a test file is one group (its module fixtures start servers once), and a folder of
-    ONE_GROUP is one; a test that names its own xdist_group keeps it."""
+    ONE_GROUP is one; a test that names its own xdist_group keeps it. The groups are ordered longest first."""
+    groups: dict[pytest.Item, str] = {}
     for item in items:
         if item.get_closest_marker("xdist_group") is None:
             path = item.path.relative_to(REPO / "tests")
             group = path.parts[0] if path.parts[0] in ONE_GROUP else str(path)
             item.add_marker(pytest.mark.xdist_group(group))
+        groups[item] = _group_of(item)
         if config.getoption("loadgroup", False):  # set on xdist workers only
             _name_the_group(item)
+    counts = Counter(groups.values())
+    items.sort(key=lambda i: -HEAVY_GROUPS.get(groups[i], counts[groups[i]] * SECONDS_PER_TEST))
+
+
+def _group_of(item: pytest.Item) -> str:
+    mark = item.get_closest_marker("xdist_group")
+    assert mark is not None
+    return str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
 
 
 def _name_the_group(item: pytest.Item) -> None:
