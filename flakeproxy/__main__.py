@@ -1,3 +1,3 @@
-from flakeproxy.cli.main import main
+from flakeproxy.cli.main import entry
 
-main()
+entry()

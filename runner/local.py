@@ -18,8 +18,10 @@ import asyncio
 import contextlib
 import os
 import signal
+import subprocess
 import sys
 import threading
+from collections import deque
 from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -52,8 +54,8 @@ CHILD = (
     "             ' started; unset PYTHONPATH or reinstall flakeproxy into this environment')\n"
     "from flakeproxy.runner.parent_watch import end_with_parent\n"
     "end_with_parent(int(sys.argv[2]))\n"
-    "from flakeproxy.cli.main import main\n"
-    "main(sys.argv[3:])\n"
+    "from flakeproxy.cli.main import entry\n"
+    "entry(sys.argv[3:])\n"
 )
 
 
@@ -63,22 +65,60 @@ def proxy_command(config_path: str) -> list[str]:
     return [sys.executable, "-P", "-c", CHILD, package, str(os.getpid()), "proxy", "-c", config_path]
 
 
+def spawn_proxy(config_path: str) -> subprocess.Popen[bytes]:
+    """The child, started now, in a session of its own; its stderr is kept (the last lines) by a thread that
+    reads it as it comes, so a talkative proxy never blocks on a full pipe."""
+    return subprocess.Popen(
+        proxy_command(config_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+
+
+def early_proxy(config_path: str) -> subprocess.Popen[bytes] | None:
+    """`contract run`'s first step, before it imports the runner and the config models (issue 23): the child
+    starts now when the config plainly asks for a local proxy (read as YAML with ${VAR} expanded, not validated).
+    launch_local then adopts it, or stops it if the validated config says otherwise; a config it cannot read
+    starts nothing here (load_config says what is wrong)."""
+    if in_process():
+        return None
+    from flakeproxy.config.reading import read_text
+    from flakeproxy.config.yamlsource import expand_env, parse_yaml
+
+    try:
+        data = expand_env(parse_yaml(read_text(Path(config_path), "config", 1 << 20), config_path))
+    except (FlakeproxyError, OSError):
+        return None
+    proxy = data.get("proxy") if isinstance(data, dict) else None
+    if not isinstance(proxy, dict) or proxy.get("admin_url") or not (proxy.get("listeners") or proxy.get("forward")):
+        return None
+    return spawn_proxy(config_path)
+
+
 class LocalProxy:
-    def __init__(self, config_path: str) -> None:
+    def __init__(self, config_path: str, child: subprocess.Popen[bytes] | None = None) -> None:
         self.config_path = config_path
-        self.process: asyncio.subprocess.Process | None = None
+        self.process: subprocess.Popen[bytes] | None = None
+        self.said: deque[str] = deque(maxlen=50)  # the child's last stderr lines
+        self.reader: threading.Thread | None = None
         self.thread: _ProxyThread | None = None
+        if child is not None:
+            self._adopt(child)
+
+    def _adopt(self, child: subprocess.Popen[bytes]) -> None:
+        self.process = child
+        self.reader = threading.Thread(target=self._keep_stderr, name="flakeproxy-proxy-stderr", daemon=True)
+        self.reader.start()
+
+    def _keep_stderr(self) -> None:
+        assert self.process is not None and self.process.stderr is not None
+        with contextlib.suppress(ValueError, OSError):  # closed under it: end_child gave up waiting for the end
+            for line in self.process.stderr:
+                self.said.append(line.decode(errors="replace").rstrip())
 
     async def launch(self) -> None:
         """Start the child without waiting for it: its imports and start-up overlap the runner's own
         (issue 23); `start()` then waits for its ready line."""
         if self.process is None and not in_process():
-            self.process = await asyncio.create_subprocess_exec(
-                *proxy_command(self.config_path),
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                start_new_session=True,
-            )
+            self._adopt(spawn_proxy(self.config_path))
 
     async def start(self) -> None:
         if in_process():
@@ -88,37 +128,44 @@ class LocalProxy:
         await self.launch()
         assert self.process is not None and self.process.stdout is not None
         try:
-            line = await asyncio.wait_for(self.process.stdout.readline(), 30)
+            line = await asyncio.wait_for(asyncio.to_thread(self.process.stdout.readline), 30)
         except TimeoutError:
             line = b""
         if not line.startswith(b"flakeproxy proxy ready"):
-            err = b""
-            if self.process.stderr is not None:
-                with contextlib.suppress(asyncio.TimeoutError):
-                    err = await asyncio.wait_for(self.process.stderr.read(), 5)
-            await self.stop()
-            message = err.decode(errors="replace").strip().removeprefix("error: ") or "no ready line in 30 s"
-            raise InfrastructureError(f"the proxy did not start: {message}")
+            await self.stop()  # its stderr read to the end: its last words
+            said = "\n".join(self.said).strip().removeprefix("error: ")
+            raise InfrastructureError(f"the proxy did not start: {said or 'no ready line in 30 s'}")
 
     def check_alive(self) -> None:
         if self.thread is not None:
             self.thread.check_alive()
-        if self.process is not None and self.process.returncode is not None:
-            raise InfrastructureError(f"the proxy process died (exit {self.process.returncode}) during the run")
+        if self.process is not None and (code := self.process.poll()) is not None:
+            raise InfrastructureError(f"the proxy process died (exit {code}) during the run")
 
     async def stop(self) -> None:
         if self.thread is not None:
             await self.thread.stop()
-        if self.process is None or self.process.returncode is not None:
-            return
+        if self.process is not None:
+            await asyncio.to_thread(end_child, self.process, self.reader)
+
+
+def end_child(child: subprocess.Popen[bytes], reader: threading.Thread | None = None) -> None:
+    """SIGTERM to the child's session, SIGKILL after 10 s; returns once it is gone (at once if it is), its stderr
+    read to the end by `reader`, and its pipes closed."""
+    if child.poll() is None:
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGTERM)
+            os.killpg(child.pid, signal.SIGTERM)
         try:
-            await asyncio.wait_for(self.process.wait(), 10)
-        except TimeoutError:
+            child.wait(10)
+        except subprocess.TimeoutExpired:
             with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGKILL)
-            await self.process.wait()
+                os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+    if reader is not None:
+        reader.join(5)
+    for pipe in (child.stdout, child.stderr):
+        if pipe is not None:
+            pipe.close()
 
 
 class _ProxyThread:
@@ -185,11 +232,16 @@ def needs_local_proxy(config: FlakeproxyConfig) -> bool:
     return proxy.admin_url is None and bool(proxy.listeners or proxy.forward)
 
 
-async def launch_local(config: FlakeproxyConfig, config_path: str) -> LocalProxy | None:
+async def launch_local(
+    config: FlakeproxyConfig, config_path: str, early: subprocess.Popen[bytes] | None = None
+) -> LocalProxy | None:
     """Launch the run's local proxy, if it has one, before anything else (issue 23: the proxy's start overlaps
-    the runner's imports and planning); hand it to run_contract_async, which stops it whatever happens."""
+    the runner's imports and planning), or adopt the one early_proxy started; hand it to run_contract_async, which
+    stops it whatever happens. An early child the validated config does not want is stopped here."""
     if not needs_local_proxy(config):
+        if early is not None:
+            await asyncio.to_thread(end_child, early)
         return None
-    local = LocalProxy(config_path)
+    local = LocalProxy(config_path, early)
     await local.launch()
     return local

@@ -82,3 +82,13 @@ def test_each_package_imports_first_in_a_fresh_interpreter(package: str) -> None
     """No import circle: a package imported before anything else loads whole (flakeproxy.faults did not: it
     reached flakeproxy.config, whose __init__ imported the scenario model, which imports the faults)."""
     assert package in imported(f"import {package}")
+
+
+def test_contract_run_starts_its_proxy_before_the_models_load() -> None:
+    """What `contract run` has imported when it starts the proxy child (runner/local.py early_proxy): the CLI and a
+    YAML reader, not the config models, the runner or the reports, whose imports then overlap the child's."""
+    modules = imported(
+        "import flakeproxy.cli.main, flakeproxy.cli.contract\nfrom flakeproxy.runner.local import early_proxy"
+    )
+    heavy = ("pydantic", "flakeproxy.config.model", "flakeproxy.runner.engine", "flakeproxy.results", "mitmproxy")
+    assert under(modules, *heavy) == []

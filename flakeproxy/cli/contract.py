@@ -5,19 +5,20 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from flakeproxy.cli.options import config_option, formats_option, record_option
-from flakeproxy.cli.running import run_and_report
 from flakeproxy.cli.written import say_written
-from flakeproxy.config import load_config
-from flakeproxy.config.can_fail import validate_warnings
-from flakeproxy.planning.checks import plan_contract
-from flakeproxy.planning.plan import parse_shard
-from flakeproxy.reports import DEFAULT_FORMATS, parse_formats
-from flakeproxy.results import RunResult
+from flakeproxy.reports import DEFAULT_FORMATS
+
+if TYPE_CHECKING:
+    from flakeproxy.config import FlakeproxyConfig
+    from flakeproxy.results import RunResult
+
+# The run commands import the config models, the planner and the runner only once their proxy child is started
+# (runner/local.py early_proxy): its start-up then overlaps theirs on the machine's other core (issue 23).
 
 
 @click.group()
@@ -29,6 +30,10 @@ def contract() -> None:
 @config_option
 def validate_contract(config_path: str) -> None:
     """Validate the config and check everything `contract run` checks before it starts; print warnings."""
+    from flakeproxy.config import load_config
+    from flakeproxy.config.can_fail import validate_warnings
+    from flakeproxy.planning.checks import plan_contract
+
     config = load_config(config_path)
     for warning in validate_warnings(config):
         click.echo(f"warning: {warning}", err=True)
@@ -56,23 +61,47 @@ def _run(
     record: Path | None = None,
 ) -> tuple[RunResult, Path, list[str]]:
     """The run, the folder it wrote into, and the reports written there."""
+    from flakeproxy.runner.local import early_proxy, end_child
+
+    early = early_proxy(config_path)  # first: the proxy starts while this process loads the rest
+    try:
+        from flakeproxy.cli.running import run_and_report
+
+        wanted, config, out = _prepared(config_path, output, seed, concurrency, formats, shard)
+
+        async def start(progress: Callable[[str], None]) -> RunResult:
+            from flakeproxy.runner.local import launch_local
+
+            local = await launch_local(config, config_path, early)  # adopted, or stopped if not wanted
+            from flakeproxy.runner.engine import run_contract_async
+
+            result: RunResult = await run_contract_async(config, config_path, out, progress, shard, record, local)
+            return result
+
+        return run_and_report(start, out, wanted, quiet), out, wanted
+    finally:
+        if early is not None:
+            end_child(early)  # stopped by the run already; here if it never started (a config error, say)
+
+
+def _prepared(
+    config_path: str,
+    output: str | None,
+    seed: int | None,
+    concurrency: int | None,
+    formats: str,
+    shard: tuple[int, int] | None,
+) -> tuple[list[str], FlakeproxyConfig, Path]:
+    """(the reports wanted, the config with the command line's overrides, the output folder)."""
+    from flakeproxy.config import load_config
+    from flakeproxy.reports import parse_formats
+
     wanted = [] if shard is not None else parse_formats(formats)  # a shard's reports come from the merge
     config = load_config(config_path)
     updates = {k: v for k, v in (("seed", seed), ("concurrency", concurrency)) if v is not None}
     if updates:
         config = config.model_copy(update={"run": config.run.model_copy(update=updates)})
-    out = Path(output or config.run.output)
-
-    async def start(progress: Callable[[str], None]) -> RunResult:
-        from flakeproxy.runner.local import launch_local
-
-        local = await launch_local(config, config_path)  # first: the proxy starts while the runner loads the rest
-        from flakeproxy.runner.engine import run_contract_async
-
-        result: RunResult = await run_contract_async(config, config_path, out, progress, shard, record, local)
-        return result
-
-    return run_and_report(start, out, wanted, quiet), out, wanted
+    return wanted, config, Path(output or config.run.output)
 
 
 def _exit(result: RunResult) -> None:
@@ -104,6 +133,8 @@ def _with_run_options(fn: Any) -> Any:
 def _shard(shard: str | None, shards: int | None) -> tuple[int, int] | None:
     """--shard I/N, or --shards N with Kubernetes' JOB_COMPLETION_INDEX (0-based) as the index."""
     if shard is not None:
+        from flakeproxy.planning.plan import parse_shard
+
         try:
             return parse_shard(shard)
         except ValueError as e:
@@ -149,12 +180,12 @@ def run_contract_command(
     only that share of the episodes runs and results.json holds them unjudged: `flakeproxy merge` the
     shards' results (exit 0 once the shard ran).
     """
-    from flakeproxy.reports.terminal import render
-
     part = _shard(shard, shards)
     result, out, wanted = _run(
         config_path, output, seed, concurrency, quiet=False, formats=formats, shard=part, record=record
     )
+    from flakeproxy.reports.terminal import render
+
     sessions = [record] if record is not None and record.exists() else []
     if part is not None:
         click.echo(

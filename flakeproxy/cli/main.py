@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import importlib
 import sys
 
@@ -137,6 +138,17 @@ def cli() -> None:
     flakeproxy sits as a proxy between your agent and what it calls, breaks those calls one
     scenario at a time, and judges the answers against a contract of invariants.
     """
+
+
+def entry(argv: list[str] | None = None) -> None:
+    """The `flakeproxy` program (console script, `python -m flakeproxy`, the proxy child): main(), then an exit
+    that leaves the objects alive at the end to the module teardown instead of the collector walking them all
+    once more (a run's or the proxy's exit took 0.12 s, 0.02 s so; issue 23). atexit handlers still run. Not in
+    main(), which tests call in their own process."""
+    try:
+        main(argv)
+    finally:
+        gc.freeze()
 
 
 def main(argv: list[str] | None = None) -> None:

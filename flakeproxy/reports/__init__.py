@@ -7,10 +7,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from flakeproxy.errors import ConfigError
-from flakeproxy.results import RunResult
 from flakeproxy.safe_text import escaped
+
+if TYPE_CHECKING:  # the registry is read by the CLI's options before any run: no models imported for it
+    from flakeproxy.results import RunResult
 
 __all__ = [
     "DEFAULT_FORMATS",
