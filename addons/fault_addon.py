@@ -1,8 +1,9 @@
 """The mitmproxy addon: ask the injector what to do with each request, apply that action, journal it.
 
-It never decides anything itself: decisions come from flakeproxy.proxycore.injector (pure code), and this
-class only turns an Action into mitmproxy calls. Bodies no fault needs whole are streamed both ways unless they
-are small and of a known length (flakeproxy.addons.buffering): those are read whole, which costs mitmproxy less.
+It never decides anything itself: decisions come from flakeproxy.proxycore.injector (pure code), what an Action
+does to each part of a call from flakeproxy.wire.applying, and this class only turns those into mitmproxy calls.
+Bodies no fault needs whole are streamed both ways unless they are small and of a known length
+(flakeproxy.addons.buffering): those are read whole, which costs mitmproxy less.
 """
 
 from __future__ import annotations
@@ -19,15 +20,15 @@ from flakeproxy.addons.client_cut import client_cutter
 from flakeproxy.addons.decoded import REWRITE_CAP_TEXT, decoded
 from flakeproxy.addons.flow_state import FlowState, RequestPass, ResponsePass, TransformedStream
 from flakeproxy.addons.upstream_timeouts import Timeouts, UpstreamWatch
-from flakeproxy.proxycore.injector import Clues, Decision, Injector
+from flakeproxy.proxycore.injector import Clues, Injector
 from flakeproxy.proxycore.journal import BODY_CAP_BYTES, Journal, JournalEntry, redact_headers
+from flakeproxy.wire.applying import Applying, Close
 from flakeproxy.wire.call import CELL_HEADER, Call, resolve
 from flakeproxy.wire.coverage import Coverage
 from flakeproxy.wire.markers import MarkerScan, carried
 from flakeproxy.wire.mcp import trace_meta
 from flakeproxy.wire.providers import provider
 from flakeproxy.wire.sse import is_event_stream, media_type
-from flakeproxy.wire.stream_guard import watch_stream
 from flakeproxy.wire.trace import baggage_episode, trace_id_of
 from flakeproxy.wire.usage import unknown
 from flakeproxy.wire.usage_meter import Ending, UsageMeter
@@ -157,9 +158,10 @@ class FaultAddon:
             entry.usage = dict(UNFINISHED)  # an LLM call from the start: its usage is known once its answer ends
         if decision is not None:
             entry.coverage = state.coverage = Coverage(decision.kind)
+            state.applying = Applying(decision.action, state.coverage)
         self.journal.add(entry)  # visible at once: an episode may end while its last stream is still open
-        if decision is not None and state.coverage is not None:
-            await self._apply(flow, decision, state.coverage)
+        if state.applying is not None:
+            await self._apply(flow, state.applying)
         if flow.response is None and flow.error is None:
             timeouts = self.timeouts.get(call.listener, Timeouts())
             message = f"upstream sent no response within {timeouts.read_ms} ms"
@@ -173,31 +175,27 @@ class FaultAddon:
         markers = self.injector.markers(call, episode)
         return carried(markers, body) if markers else []
 
-    async def _apply(self, flow: http.HTTPFlow, decision: Decision, coverage: Coverage) -> None:
-        action, entry = decision.action, flow.metadata[KEY].entry
-        if action.delay_ms:
-            coverage.delayed(action.delay_ms)  # the agent waits from now on, even if it gives up before the end
-            await asyncio.sleep(action.delay_ms / 1000)
-        if action.close:
+    async def _apply(self, flow: http.HTTPFlow, applying: Applying) -> None:
+        """The request's part of the action: wait, then end the call here (closed, or the proxy's reply) or send
+        the request on, rewritten if the action says so."""
+        entry = flow.metadata[KEY].entry
+        if delay_ms := applying.delay_ms():
+            await asyncio.sleep(delay_ms / 1000)
+        stop = applying.stop()
+        if isinstance(stop, Close):
             entry.upstream_called = False
             entry.error = "connection closed by fault"
-            coverage.closed()
             flow.kill()
             self.finish(flow, flow.metadata[KEY])
-        elif action.reply is not None:
+        elif stop is not None:
             entry.upstream_called = False
-            reply = action.reply
-            flow.response = http.Response.make(reply.status, reply.body, reply.headers)
-            if reply.reason:
-                flow.response.reason = reply.reason
-            coverage.replied(reply.status)
-        elif action.rewrite_request is not None and flow.request.stream:
-            coverage.unchanged(f"the request was larger than {REWRITE_CAP_TEXT}, the most a rewrite buffers")
-        elif action.rewrite_request is not None:
-            before, why = decoded(flow.request, "request")
-            if before is None:
-                coverage.unchanged(why or "")
-            elif coverage.rewrote("request", before, after := action.rewrite_request(before)):
+            flow.response = http.Response.make(stop.status, stop.body, stop.headers)
+            if stop.reason:
+                flow.response.reason = stop.reason
+        elif applying.rewrites_request:
+            too_large = f"the request was larger than {REWRITE_CAP_TEXT}, the most a rewrite buffers"
+            before, why = (None, too_large) if flow.request.stream else decoded(flow.request, "request")
+            if (after := applying.request(before, why or "")) is not None:
                 flow.request.content = after
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
@@ -213,33 +211,25 @@ class FaultAddon:
             state.watch.headers()
         if flow.response.status_code == 101:
             return  # a WebSocket (or other) upgrade: no body; flakeproxy.addons.websocket takes it from here
-        action = state.decision.action if state.decision and not self._timed_out(state) else None
-        coverage = state.coverage
+        applying = None if self._timed_out(state) else state.applying
+        encoding = flow.response.headers.get("content-encoding")
         if not _is_sse(flow.response):
-            if action is not None and coverage is not None and action.rewrite_body is not None:
+            if applying is not None and applying.unstreamed():
                 return  # buffered for the rewrite (mitmproxy streams it past REWRITE_CAP)
-            if action is not None and coverage is not None and action.stream is not None:
-                coverage.not_streamed()
             if not buffering.buffers(flow.response):  # else read whole: response() journals it
-                self._stream(flow, state, ResponsePass(state, flow.response.headers.get("content-encoding")))
-            return
-        if action is not None and coverage is not None and action.rewrite_body and action.stream is None:
-            coverage.streamed_whole()
-        if action is not None and coverage is not None and action.stream is not None:
-            encoding = flow.response.headers.get("content-encoding")
-            transform = watch_stream(action.stream(), coverage, encoding)  # bounded; gzip/br decoded and re-encoded
-            if transform is None:  # a compressed stream it cannot re-encode passes unchanged (the reason is noted)
                 self._stream(flow, state, ResponsePass(state, encoding))
-                return
-            state.transform, state.capture.encoding = transform, encoding
-            # The transform may end the body early: frame it as chunks. No `connection: close` (a provider's
-            # stream has none): the agent may reuse the connection once the body has ended.
-            flow.response.headers.pop("content-length", None)
-            flow.response.headers["transfer-encoding"] = "chunked"
-            cut = client_cutter(flow) if action.reset_stream else None
-            self._stream(flow, state, TransformedStream(state, transform, flow.response, cut))
             return
-        self._stream(flow, state, ResponsePass(state, flow.response.headers.get("content-encoding")))
+        transform = applying.streamed(encoding) if applying is not None else None  # bounded; gzip/br re-encoded
+        if applying is None or transform is None:  # passes as it comes (why a fault could not apply is noted)
+            self._stream(flow, state, ResponsePass(state, encoding))
+            return
+        state.transform, state.capture.encoding = transform, encoding
+        # The transform may end the body early: frame it as chunks. No `connection: close` (a provider's
+        # stream has none): the agent may reuse the connection once the body has ended.
+        flow.response.headers.pop("content-length", None)
+        flow.response.headers["transfer-encoding"] = "chunked"
+        cut = client_cutter(flow) if applying.resets else None
+        self._stream(flow, state, TransformedStream(state, transform, flow.response, cut))
 
     def _stream(self, flow: http.HTTPFlow, state: FlowState, fn: ResponsePass | TransformedStream) -> None:
         assert flow.response is not None
@@ -253,36 +243,17 @@ class FaultAddon:
         if flow.websocket is not None:  # the entry ends with the connection (flakeproxy.addons.websocket)
             state.entry.response_headers = redact_headers(flow.response.headers.items(multi=True))
             return
-        action = state.decision.action if state.decision else None
-        coverage = state.coverage
+        applying, coverage = state.applying, state.coverage
         if self._timed_out(state) and coverage is not None and state.watch is not None:
             coverage.upstream_failed(state.watch.expired or "")
         elif flow.response.stream and not state.streaming:  # mitmproxy streamed it: past REWRITE_CAP
             state.entry.streamed = True
-            if coverage is not None:
-                coverage.unchanged(f"the answer was larger than {REWRITE_CAP_TEXT}, the most a rewrite buffers")
-        elif not state.streaming and state.entry.upstream_called and (action is None or action.rewrite_body is None):
+            if applying is not None:
+                applying.answer(None, f"the answer was larger than {REWRITE_CAP_TEXT}, the most a rewrite buffers")
+        elif not state.streaming and state.entry.upstream_called and not (applying and applying.rewrites_answer):
             ResponsePass(state, flow.response.headers.get("content-encoding"))(flow.response.raw_content or b"")
         elif not state.streaming:
-            body, why = decoded(flow.response, "answer")
-            if body is None:  # past the decoded limit, or undecodable: it passes unchanged
-                state.capture.encoding, body = flow.response.headers.get("content-encoding"), flow.response.raw_content
-                if action is not None and action.rewrite_body is not None and coverage:
-                    coverage.unchanged(why or "")
-            elif action is not None and action.rewrite_body is not None and coverage and state.entry.upstream_called:
-                full, rewritten = len(body), action.rewrite_body(body)
-                if coverage.rewrote("response", body, rewritten):
-                    body = flow.response.content = rewritten
-                    if action.keep_length:
-                        flow.response.headers["content-length"] = str(full)
-                        flow.response.headers["connection"] = "close"
-                        state.entry.closed_mid_body = True
-                        state.entry.error = (
-                            f"connection closed by fault mid-body after {len(rewritten)} of {full} bytes"
-                        )
-                    if action.reset_stream:
-                        state.entry.error = f"connection cut by fault mid-body after {len(rewritten)} of {full} bytes"
-            state.capture.add(body or b"")
+            self._read_whole(flow.response, state)
         self.finish(flow, state)
         if state.ended and state.transform is not None and not state.transform.coverage.effects.get("reset"):
             # The body was ended early by hand and the upstream has now finished: a zero length (set after the
@@ -290,6 +261,26 @@ class FaultAddon:
             # agent's connection stays open for its next request, as after a provider's stream (no
             # `connection: close`, no second terminator).
             flow.response.headers["content-length"] = "0"
+
+    @staticmethod
+    def _read_whole(response: http.Response, state: FlowState) -> None:
+        """An answer read whole: given to the action's rewrite (the upstream's, not a reply the proxy made), and
+        journaled as the agent gets it."""
+        body, why = decoded(response, "answer")
+        if body is None:  # past the decoded limit, or undecodable: it passes unchanged
+            state.capture.encoding, body = response.headers.get("content-encoding"), response.raw_content
+            if state.applying is not None:
+                state.applying.answer(None, why or "")
+        elif state.applying is not None and state.entry.upstream_called:
+            new = state.applying.answer(body)
+            if new is not None:
+                body = response.content = new.body
+                if new.length is not None:  # cut short: the agent's read ends early on a closed connection
+                    response.headers["content-length"] = str(new.length)
+                    response.headers["connection"] = "close"
+                    state.entry.closed_mid_body = True
+                state.entry.error = new.error or state.entry.error
+        state.capture.add(body or b"")
 
     def error(self, flow: http.HTTPFlow) -> None:
         state: FlowState | None = flow.metadata.get(KEY)

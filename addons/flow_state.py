@@ -14,6 +14,7 @@ from mitmproxy import http
 from flakeproxy.addons.upstream_timeouts import UpstreamWatch
 from flakeproxy.proxycore.injector import Decision
 from flakeproxy.proxycore.journal import BodyCapture, JournalEntry
+from flakeproxy.wire.applying import Applying
 from flakeproxy.wire.coverage import Coverage, WatchedStream
 from flakeproxy.wire.markers import MarkerScan
 from flakeproxy.wire.usage_meter import Ending, UsageMeter
@@ -26,6 +27,7 @@ class FlowState:
     started: float
     capture: BodyCapture = field(default_factory=BodyCapture)
     coverage: Coverage | None = None  # what the decided fault changed, if one was decided
+    applying: Applying | None = None  # the decided fault's action, applied hook by hook onto coverage
     transform: WatchedStream | None = None
     watch: UpstreamWatch | None = None
     meter: UsageMeter | None = None  # an LLM call's: reads the usage from the answer the agent gets

@@ -22,9 +22,8 @@ from mitmproxy.proxy.layers.websocket import WebsocketLayer
 from flakeproxy.addons.fault_addon import KEY, UNFINISHED, FaultAddon
 from flakeproxy.addons.flow_state import FlowState
 from flakeproxy.proxycore.ws_log import WsLog
-from flakeproxy.wire.action import Action
 from flakeproxy.wire.coverage import Coverage
-from flakeproxy.wire.websocket import WsPlan, WsRewrite, WsStep
+from flakeproxy.wire.websocket import WsPlan, WsStep
 from flakeproxy.wire.ws_usage import WsUsage
 
 LIVE = "flakeproxy.websocket"
@@ -71,13 +70,6 @@ def _ws_layer(flow: http.HTTPFlow) -> WebsocketLayer | None:
     return None
 
 
-def _plan(action: Action) -> WsPlan | None:
-    """A WebSocket fault's plan, or a context attack's body rewrite applied to the server's messages."""
-    if action.websocket is not None:
-        return action.websocket()
-    return WsRewrite(rewrite=action.rewrite_body) if action.rewrite_body is not None else None
-
-
 class WebSocketFaults:
     def __init__(self, faults: FaultAddon) -> None:
         self.faults = faults
@@ -92,19 +84,15 @@ class WebSocketFaults:
         state.entry.ws = live.log
         if any(self.faults.injector.targets[t].api for t in state.entry.targets):  # an LLM call, its usage ahead
             live.usage, state.entry.usage = WsUsage(), dict(UNFINISHED)
-        plan = _plan(state.decision.action) if state.decision is not None else None
-        if plan is not None and state.coverage is not None:
-            live.plan, live.coverage = plan, state.coverage
+        if state.applying is not None and (plan := state.applying.websocket()) is not None:
+            live.plan, live.coverage = plan, state.applying.coverage
             if live.plan.timer_ms is not None:
                 live.timer = asyncio.create_task(self._timer(flow, live, live.plan.timer_ms))
 
     def response(self, flow: http.HTTPFlow) -> None:
         state: FlowState | None = flow.metadata.get(KEY)
-        if flow.websocket is not None or state is None or state.decision is None or state.coverage is None:
-            return
-        if state.decision.action.websocket is not None and flow.response is not None:
-            status, kind = flow.response.status_code, state.decision.kind
-            state.coverage.unchanged(f"the upstream refused the WebSocket upgrade ({status}); {kind} had no messages")
+        if flow.websocket is None and state is not None and state.applying is not None and flow.response is not None:
+            state.applying.upgrade_refused(flow.response.status_code)
 
     async def _timer(self, flow: http.HTTPFlow, live: Live, delay_ms: int) -> None:
         await asyncio.sleep(delay_ms / 1000)

@@ -1,4 +1,4 @@
-"""What the proxy does to one request: the result of a fault's decision, applied by the addon."""
+"""What the proxy does to one request: the result of a fault's decision, applied by flakeproxy.wire.applying."""
 
 from __future__ import annotations
 

@@ -3,8 +3,8 @@
 A fault is *applied* only when something the agent got differs from what it would have got without
 it: a reply made by the proxy, a closed connection, a delay served, a request or response body whose
 bytes changed, a stream whose output differs from its input. Anything else is *not applied*, with
-the reason. The proxy's addon and the python adapter note the same things here, so both mean the
-same by "applied".
+the reason. The proxy's addon and the python adapter apply an action through the same phases
+(flakeproxy.wire.applying), which note here, so both mean the same by "applied".
 """
 
 from __future__ import annotations

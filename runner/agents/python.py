@@ -22,7 +22,7 @@ from flakeproxy.proxycore.injector import Injector
 from flakeproxy.runner.agents.base import Invocation, Reply
 from flakeproxy.runner.agents.otel import otel_context
 from flakeproxy.runner.ports import EpisodePort, Opening, Records
-from flakeproxy.wire.action import Action
+from flakeproxy.wire.applying import Applying, Close
 from flakeproxy.wire.call import CURRENT_CELL, CURRENT_URLS, Call, TargetSpec
 from flakeproxy.wire.coverage import Coverage
 from flakeproxy.wire.record import fault_json
@@ -48,46 +48,42 @@ def import_object(path: str, near: Path | None = None) -> Any:
     return obj
 
 
-def apply_to_result(action: Action, name: str, result: Any, coverage: Coverage) -> Any:
-    """What a tool returns (or raises) under a fault's action, noting on coverage what it changed (the same
+def _json_or_text(text: str) -> Any:
+    """A reply or a rewritten answer as the tool gives it back: its JSON if it is JSON, else the text."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def apply_to_result(applying: Applying, name: str, result: Any) -> Any:
+    """What a tool returns (or raises) under a fault's action; the applying notes what it changed (the same
     notion of "applied" as the proxy's)."""
-    if action.close:
-        coverage.closed()
+    stop = applying.stop()
+    if isinstance(stop, Close):
         raise ConnectionResetError(f"flakeproxy fault: connection to tool {name} reset")
-    if action.reply is not None:
-        coverage.replied(action.reply.status)
-        body = action.reply.body.decode("utf-8", errors="replace")
-        if action.reply.status >= 400:
-            raise ToolFaultError(f"tool {name} failed: HTTP {action.reply.status}: {body}")
-        try:
-            return json.loads(body)
-        except ValueError:
-            return body
-    if action.rewrite_body is not None:
-        raw = (result if isinstance(result, str) else json.dumps(result)).encode()
-        rewritten = action.rewrite_body(raw)
-        if not coverage.rewrote("response", raw, rewritten):
-            return result
-        out = rewritten.decode("utf-8", errors="replace")
-        if isinstance(result, str):
-            return out
-        try:
-            return json.loads(out)
-        except ValueError:
-            return out
-    if action.stream is not None:
-        coverage.not_streamed()
-    return result
+    if stop is not None:
+        body = stop.body.decode("utf-8", errors="replace")
+        if stop.status >= 400:
+            raise ToolFaultError(f"tool {name} failed: HTTP {stop.status}: {body}")
+        return _json_or_text(body)
+    if not applying.unstreamed():  # a tool's answer is never an event stream
+        return result
+    new = applying.answer((result if isinstance(result, str) else json.dumps(result)).encode())
+    if new is None:
+        return result
+    out = new.body.decode("utf-8", errors="replace")
+    return out if isinstance(result, str) else _json_or_text(out)
 
 
-def _applied(action: Action | None, coverage: Coverage | None, name: str, result: Any) -> Any:
+def _applied(applying: Applying | None, name: str, result: Any) -> Any:
     """The tool's result under the action; the coverage notes whether it changed anything."""
-    if action is None or coverage is None:
+    if applying is None:
         return result
     try:
-        return apply_to_result(action, name, result, coverage)
+        return apply_to_result(applying, name, result)
     finally:
-        coverage.finish()
+        applying.coverage.finish()
 
 
 @dataclass
@@ -186,7 +182,7 @@ class PythonAdapter:
         if getattr(tool, "__flakeproxy_wrapped__", False):
             return tool
 
-        def decide(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Action | None, Coverage | None]:
+        def decide(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Applying | None:
             assert self.injector is not None
             body = json.dumps({"args": args, "kwargs": kwargs}, default=str).encode()
             call = Call("python", "CALL", f"python://{name}", name, {}, body, (name,))
@@ -206,30 +202,28 @@ class PythonAdapter:
             }
             coverage = Coverage(decision.kind) if decision else None
             self.journal.append(ToolCall(entry, decision.record() if decision else None, coverage))
-            if decision and coverage and decision.action.delay_ms:
-                coverage.delayed(decision.action.delay_ms)
-            return (decision.action if decision else None), coverage
+            return Applying(decision.action, coverage) if decision and coverage else None
 
         if inspect.iscoroutinefunction(tool):
 
             @functools.wraps(tool)
             async def async_wrapped(*args: Any, **kwargs: Any) -> Any:
-                action, coverage = decide(args, kwargs)
-                if action and action.delay_ms:
-                    await asyncio.sleep(action.delay_ms / 1000)
-                result = None if action and not action.forwards else await tool(*args, **kwargs)
-                return _applied(action, coverage, name, result)
+                applying = decide(args, kwargs)
+                if applying is not None and (delay_ms := applying.delay_ms()):
+                    await asyncio.sleep(delay_ms / 1000)
+                result = None if applying is not None and not applying.forwards else await tool(*args, **kwargs)
+                return _applied(applying, name, result)
 
             async_wrapped.__flakeproxy_wrapped__ = True  # type: ignore[attr-defined]
             return async_wrapped
 
         @functools.wraps(tool)
         def wrapped(*args: Any, **kwargs: Any) -> Any:
-            action, coverage = decide(args, kwargs)
-            if action and action.delay_ms:
-                time.sleep(action.delay_ms / 1000)  # the agent runs in a worker thread
-            result = None if action and not action.forwards else tool(*args, **kwargs)
-            return _applied(action, coverage, name, result)
+            applying = decide(args, kwargs)
+            if applying is not None and (delay_ms := applying.delay_ms()):
+                time.sleep(delay_ms / 1000)  # the agent runs in a worker thread
+            result = None if applying is not None and not applying.forwards else tool(*args, **kwargs)
+            return _applied(applying, name, result)
 
         wrapped.__flakeproxy_wrapped__ = True  # type: ignore[attr-defined]
         return wrapped
