@@ -2,7 +2,11 @@
 results.json, not the proxy's journal (GET /journal on the control API), not the mock's recordings, not
 the run's output. The agent sends each secret the way real agents leak them: an Authorization header, a
 custom auth header, an api_key query parameter, a JSON password, a form token, and names the config's
-`redact:` lists; the mock echoes the bearer token in its answer."""
+`redact:` lists; the mock echoes the bearer token in its answer.
+
+And each place that keeps records of an episode redacts its own, and scrubs the secrets it saw from the agent's
+answers and spans: a python agent's wrapped tool, a mock service and the proxy each get a key of their own, which
+the agent repeats in every answer and in a span attribute."""
 
 from __future__ import annotations
 
