@@ -17,7 +17,7 @@ from aiohttp import web
 from pydantic import ValidationError
 
 from flakeproxy import control_api as api
-from flakeproxy.addons.cell_secrets import cell_secrets, redact_texts
+from flakeproxy.addons.cell_secrets import EndedSecrets, cell_secrets, redact_texts
 from flakeproxy.addons.control_input import (
     MAX_BODY_BYTES,
     Problem,
@@ -69,6 +69,8 @@ class ControlApi:
         self.config, self.injector, self.journal, self.token = config, injector, journal, token
         self.listeners = listeners
         self.scenarios = {s.name: s for s in config.matrix}
+        #: the secrets of the episodes that ended last, for their spans (GET /spans?episode=)
+        self.ended = EndedSecrets()
         #: called with (episode id, label) when an episode ends (the recorder writes its session then)
         self.on_episode_end: list[Callable[[str, str | None], Awaitable[None]]] = []
         #: called on POST /reset, after the injector and the journal (the agent's spans are cleared then)
@@ -245,6 +247,7 @@ class ControlApi:
             secrets = cell_secrets(self.journal.redactor, entries)
         else:
             secrets = await asyncio.to_thread(cell_secrets, self.journal.redactor, entries)
+        self.ended.keep(episode.id, secrets)
         snapshots = [e.snapshot(known=secrets[0]) for e in entries]
         head = {**self._episode_view(episode), "unsettled": unsettled}
         if texts is not None:
@@ -261,6 +264,7 @@ class ControlApi:
     async def reset(self, request: web.Request) -> web.Response:
         self.injector.reset()
         self.journal.clear()
+        self.ended.clear()
         for hook in self.on_reset:
             hook()
         return web.json_response(self._scenario_view())

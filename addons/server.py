@@ -158,7 +158,7 @@ class ProxyServer:
         self.otlp = OtlpReceiver(otlp, SpanStore(), Redactor(config.redact)) if otlp else None
         if self.otlp is not None:
             self.api.on_reset.append(self.otlp.store.clear)  # POST /reset forgets the agent's spans too
-        SpanRoutes(self.otlp.store if self.otlp else None).add_to(self.api.app)
+        SpanRoutes(self.otlp.store if self.otlp else None, self.api.ended).add_to(self.api.app)
         self._master: Master | None = None
         self._lifecycle: _Lifecycle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None

@@ -1,9 +1,11 @@
 """The control API's route for the agent's own spans (added to the ControlApi's app by the server).
 
-control_api.SPANS with ?trace_id=T[&trace_id=T2...][&parent=S][&wait_ms=N]
+control_api.SPANS with ?trace_id=T[&trace_id=T2...][&parent=S][&wait_ms=N][&episode=E]
     the spans the OTLP receiver (proxy.otlp) kept for these traces: {"spans": [...], "complete", "dropped"}; with
     wait_ms, it first waits (at most N ms) until every trace has its root (a span with no parent, or whose parent
-    is S: the runner's span the agent's trace continues), since agents export after they answered
+    is S: the runner's span the agent's trace continues), since agents export after they answered; with episode,
+    every secret value that ended episode's requests carried is scrubbed from the spans (only the proxy saw
+    them: it keeps an ended episode's secrets, in memory, for this call; see addons/cell_secrets.py)
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ import re
 from aiohttp import web
 
 from flakeproxy import control_api as api
-from flakeproxy.addons.control_input import Problem, route
+from flakeproxy.addons.cell_secrets import EndedSecrets, Secrets
+from flakeproxy.addons.control_input import Problem, episode_id, route
+from flakeproxy.telemetry.intake import scrub_spans
 from flakeproxy.telemetry.store import SpanStore
 
 TRACE_ID = re.compile(r"(?!0{32})[0-9a-f]{32}")
@@ -25,8 +29,9 @@ MAX_TRACES = 100
 
 
 class SpanRoutes:
-    def __init__(self, store: SpanStore | None) -> None:
+    def __init__(self, store: SpanStore | None, ended: EndedSecrets) -> None:
         self.store = store  # None: this proxy has no OTLP receiver
+        self.ended = ended  # the secrets of the episodes that ended last (the control API keeps them)
 
     def add_to(self, app: web.Application) -> None:
         app.add_routes([route(api.SPANS, self.spans)])
@@ -43,6 +48,23 @@ class SpanRoutes:
         wait = request.query.get("wait_ms", "0")
         if not wait.isdigit() or int(wait) > MAX_WAIT_MS:
             raise Problem(400, f"wait_ms must be an integer from 0 to {MAX_WAIT_MS}, got {wait[:40]!r}")
+        secrets = self._secrets(request.query.get("episode"))
         complete = await self.store.wait_complete(traces, parent, int(wait) / 1000)
-        spans = [s.model_dump(mode="json") for s in self.store.spans(traces)]
-        return web.json_response({"spans": spans, "complete": complete, "dropped": self.store.dropped})
+        spans = scrub_spans(self.store.spans(traces), *secrets)
+        return web.json_response(
+            {"spans": [s.model_dump(mode="json") for s in spans], "complete": complete, "dropped": self.store.dropped}
+        )
+
+    def _secrets(self, episode: str | None) -> Secrets:
+        """The secrets of the ended episode named (none without one); an episode whose secrets the proxy does not
+        hold is refused, never answered with spans it could not scrub."""
+        if episode is None:
+            return frozenset(), frozenset()
+        secrets = self.ended.get(episode_id(episode))
+        if secrets is None:
+            raise Problem(
+                404,
+                f"no ended episode {episode[:80]!r}: the proxy scrubs the spans of the last {self.ended.limit} "
+                "episodes that ended (since the last reset); fetch an episode's spans once it ended",
+            )
+        return secrets

@@ -186,6 +186,9 @@ class Recorded(Reply):
 
 
 class SpansReply(Reply):
+    """What GET /spans gives back (query: trace_id, repeated; parent; wait_ms; episode): the agent's spans of these
+    traces, and with `episode` (an ended one) every secret of that episode's requests scrubbed from them."""
+
     spans: list[dict[str, Any]]
     complete: bool
     dropped: int = 0

@@ -115,8 +115,10 @@ class ContractRun:
         """What keeps records of each episode: the proxy (first: it names the episode), the agent's own (a python
         agent's wrapped tools), the mock services that record requests."""
         proxy: list[EpisodePort] = [ProxyPort(self.control)] if self.control else []
-        mocks = [s for s in self.config.services.values() if isinstance(s, HttpMockService) and s.record]
-        return proxy + self.agent.ports() + [MockPort(service, sequential) for service in mocks]
+        local = {mock.name: mock for mock in self.mocks}  # those this run started: their secrets are in memory here
+        mocks = {n: s for n, s in self.config.services.items() if isinstance(s, HttpMockService) and s.record}
+        own = self.agent.ports(Redactor(self.config.redact))
+        return proxy + own + [MockPort(service, sequential, local.get(name)) for name, service in mocks.items()]
 
     def _concurrency(self) -> int:
         """Episodes overlap only when the proxy can tell their requests apart, and no check reads shared state

@@ -16,14 +16,12 @@ from flakeproxy.config import FlakeproxyConfig, Scenario
 from flakeproxy.invariants.base import Invariant
 from flakeproxy.judging.cells import Context, judge_episode, judges
 from flakeproxy.proxycore.delivery import mark_delivery
-from flakeproxy.proxycore.redact import Redactor
 from flakeproxy.results import Episode
 from flakeproxy.runner.agents.base import Agent, Invocation
 from flakeproxy.runner.agents.python import import_object
-from flakeproxy.runner.answers import scrubbed
 from flakeproxy.runner.control import ControlClient
 from flakeproxy.runner.conversation import converse, new_session
-from flakeproxy.runner.ports import EpisodePort, Opening
+from flakeproxy.runner.ports import EpisodePort, Opening, Records
 from flakeproxy.runner.telemetry import agent_spans
 from flakeproxy.telemetry.intake import scrub_spans
 from flakeproxy.wire.trace import new_trace
@@ -120,27 +118,19 @@ class EpisodeRunner:
             await hook.begun(episode, cell)
         how = dataclasses.replace(how, cell=cell, trace=dataclasses.replace(trace, cell=cell))
         exchange = await converse(self.agent, self.ports, episode, how)
-        reply = exchange.reply
-        texts, journal, unsettled = exchange.texts(), list[dict[str, Any]](), list[int]()
-        for port in self.ports:
-            records = await port.end(cell, texts)
-            journal += records.journal
-            unsettled += records.unsettled
-            texts = records.texts if records.texts is not None else texts
-        redactor, found = Redactor(self.config.redact), set[str]()  # everything an episode collects, redacted
-        entries = [redactor.entry(e, found) for e in sorted(journal, key=lambda e: e.get("started_at", 0))]
-        texts = [None if t is None else redactor.literals(t, found) for t in texts]
-        answer, error = scrubbed(texts[:2], redactor, found)  # no secret, any text
-        spans = scrub_spans(await agent_spans(self.control, self.config, trace, journal), found)
+        records = await self._end(cell, exchange.texts())
+        texts, journal = records.texts, records.journal
+        assert texts is not None  # _end hands back the texts, as the last port that scrubbed them gave them
+        spans = scrub_spans(await agent_spans(self.control, self.config, trace, journal, cell), records.secrets)
         done = episode.model_copy(
             update={
                 "cell_id": cell,
-                "answer": answer,
-                "latency_ms": round(reply.latency_ms, 1),
-                "error": error,
+                "answer": texts[0],
+                "latency_ms": round(exchange.reply.latency_ms, 1),
+                "error": texts[1],
                 "transcript": exchange.transcript(texts),
-                "journal": mark_delivery(entries, self.llm_targets),
-                "unsettled": len(unsettled),
+                "journal": mark_delivery(journal, self.llm_targets),
+                "unsettled": len(records.unsettled),
                 "traceparent": trace.traceparent,
                 "agent_spans": spans,
             }
@@ -148,6 +138,20 @@ class EpisodeRunner:
         for hook in self.hooks:
             await hook.ended(done)
         return await self._judge_state(done)
+
+    async def _end(self, cell: str, texts: list[str | None]) -> Records:
+        """Every port's records of the episode, as they gave them: each redacted its own where it made them, and
+        each scrubbed the texts (the agent's answer and error, each turn's) of the secrets it saw, in turn. The
+        journal in time order; the secrets the ports hold in memory, together (for the agent's spans)."""
+        journal, unsettled, secrets = list[dict[str, Any]](), list[int](), set[str]()
+        for port in self.ports:
+            records = await port.end(cell, texts)
+            journal += records.journal
+            unsettled += records.unsettled
+            texts = records.texts if records.texts is not None else texts
+            secrets |= records.secrets
+        journal.sort(key=lambda e: e.get("started_at", 0))
+        return Records(journal, unsettled, texts, frozenset(secrets))
 
     def _state_checks(self, episode: Episode) -> list[Invariant]:
         """The checks of the workspace or a service that judge this episode."""

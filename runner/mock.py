@@ -1,7 +1,12 @@
 """A small recording HTTP mock (`services: {name: {type: http_mock, ...}}`), for endpoints that do not
 exist in staging. It answers from its routes and records every request; http_mock_assertions on the
-service read the recordings (GET /_flakeproxy/requests; POST /_flakeproxy/reset clears them). Recordings
-are redacted as the journal is (flakeproxy.proxycore.redact): secret headers, query parameters and body fields."""
+service read the recordings (GET /_flakeproxy/requests; POST /_flakeproxy/reset clears them).
+
+Recordings are redacted once, as they are made, as the journal is (flakeproxy.proxycore.redact): secret headers,
+query parameters and body fields, and within an episode every secret value of its earlier requests. The values
+redacted stay in memory, per episode, until the next reset: POST /_flakeproxy/scrub {"episode", "texts"} gives the
+texts back (the agent's answer and error, at the episode's end) with that episode's secrets scrubbed (episode null:
+every secret since the reset), so no secret the mock alone saw leaves it, and none is ever sent out."""
 
 from __future__ import annotations
 
@@ -27,6 +32,7 @@ class MockService:
         self.name, self.config = name, config
         self.redactor = redactor or DEFAULT  # the config's: Redactor(config.redact)
         self.recorded: list[dict[str, Any]] = []
+        self.secrets: dict[str | None, set[str]] = {}  # episode (None: unnamed) -> the values its requests carried
         self.runner: web.AppRunner | None = None
 
     async def _handle(self, request: web.Request) -> web.Response:
@@ -34,11 +40,15 @@ class MockService:
             return web.json_response({"requests": self.recorded})
         if request.path == f"{PREFIX}/reset":
             self.recorded.clear()
+            self.secrets.clear()
             return web.json_response({"ok": True})
+        if request.path == f"{PREFIX}/scrub":
+            return await self._scrub(request)
         body = await request.read()
         if self.config.record:
+            episode = request.headers.get(CELL_HEADER) or baggage_episode(request.headers.get("baggage", ""))
             recording = {
-                "episode": request.headers.get(CELL_HEADER) or baggage_episode(request.headers.get("baggage", "")),
+                "episode": episode,
                 "targets": [self.name],
                 "method": request.method,
                 "url": str(request.url),
@@ -47,7 +57,7 @@ class MockService:
                 "request_body": body.decode(errors="replace"),
                 "fault": None,
             }
-            self.recorded.append(self.redactor.entry(recording))
+            self.recorded.append(self.redactor.entry(recording, self.secrets.setdefault(episode, set())))
         for route in self.config.routes:
             if route.method == request.method and fnmatch.fnmatchcase(request.path, route.path):
                 return web.Response(status=route.status, text=route.body, headers=route.headers)
@@ -55,6 +65,26 @@ class MockService:
         return web.json_response(
             {"error": f"no route for {request.method} {request.path}", "valid": routes}, status=404
         )
+
+    def secrets_of(self, episode: str | None) -> frozenset[str]:
+        """The secret values the requests named for this episode carried (None: every request since the reset)."""
+        if episode is None:
+            return frozenset().union(*self.secrets.values())
+        return frozenset(self.secrets.get(episode, ()))
+
+    async def _scrub(self, request: web.Request) -> web.Response:
+        """{"episode": id or null, "texts": [...]} -> {"texts": [...]} with that episode's secrets scrubbed."""
+        try:
+            body = await request.json()
+        except ValueError:
+            body = None
+        episode, texts = (body.get("episode"), body.get("texts")) if isinstance(body, dict) else (None, None)
+        if not isinstance(texts, list) or not all(t is None or isinstance(t, str) for t in texts):
+            return web.json_response({"error": 'send {"episode": "e1" or null, "texts": ["...", null]}'}, status=400)
+        if episode is not None and not isinstance(episode, str):
+            return web.json_response({"error": f"episode must be a string or null, got {episode!r:.80}"}, status=400)
+        secrets = self.secrets_of(episode)
+        return web.json_response({"texts": [None if t is None else self.redactor.literals(t, secrets) for t in texts]})
 
     async def start(self) -> None:
         app = web.Application()
@@ -85,3 +115,19 @@ async def mock_call(service: HttpMockService, action: str) -> list[dict[str, Any
     except aiohttp.ClientError as e:
         raise InfrastructureError(f"mock service at {service.listen} unreachable: {e}") from e
     return list(data.get("requests", []))
+
+
+async def mock_scrub(service: HttpMockService, episode: str | None, texts: list[str | None]) -> list[str | None]:
+    """The texts with the secrets the mock saw in this episode's requests (None: all since its reset) scrubbed."""
+    url = f"http://{service.listen}{PREFIX}/scrub"
+    try:
+        async with (
+            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10)) as http,
+            http.post(url, json={"episode": episode, "texts": texts}) as response,
+        ):
+            data = await response.json()
+            if response.status != 200:
+                raise InfrastructureError(f"mock service at {service.listen} refused to scrub texts: {data}")
+    except aiohttp.ClientError as e:
+        raise InfrastructureError(f"mock service at {service.listen} unreachable: {e}") from e
+    return list(data["texts"])

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from flakeproxy.config import Scenario
 from flakeproxy.config.settings import HttpMockService
 from flakeproxy.runner.control import ControlClient
-from flakeproxy.runner.mock import mock_call
+from flakeproxy.runner.mock import MockService, mock_call, mock_scrub
 from flakeproxy.wire.trace import TraceContext
 
 
@@ -37,12 +37,18 @@ class Opening:
 
 @dataclass
 class Records:
-    """What a port kept of one episode: journal entries, the seqs of exchanges still open when it ended, and the
-    texts it was given back with the episode's secrets scrubbed (None: it does not scrub texts)."""
+    """What a port kept of one episode, redacted by the port where it made them: journal entries, the seqs of
+    exchanges still open when it ended, the texts it was handed with the secrets it saw scrubbed (None: left as they
+    were), and those secret values, for the runner to scrub from the agent's spans.
+
+    `secrets` lives in memory only: Records is never serialised, and the field is left out of its repr (and of its
+    comparisons) so that no log or assertion message prints it. The proxy keeps its own (it scrubs the spans itself
+    when the runner fetches them), and a mock service running in another process keeps its own too."""
 
     journal: list[dict[str, Any]] = field(default_factory=list)
     unsettled: list[int] = field(default_factory=list)
     texts: list[str | None] | None = None
+    secrets: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
 
 
 class EpisodePort(Protocol):
@@ -77,10 +83,12 @@ class ProxyPort:
 class MockPort:
     """An HTTP mock service that records requests: cleared before each episode when episodes run one at a time,
     read after it (only the requests named for this episode when they overlap). In a conversation each request
-    is marked with the turn that was running when it arrived."""
+    is marked with the turn that was running when it arrived. The mock redacted its recordings as it made them;
+    at the end it scrubs the texts of the secrets it saw. Those secrets reach the agent's spans only when the mock
+    runs in this process (`local`, a local run): one started elsewhere (`flakeproxy mock`) never sends them out."""
 
-    def __init__(self, service: HttpMockService, sequential: bool) -> None:
-        self.service, self.sequential = service, sequential
+    def __init__(self, service: HttpMockService, sequential: bool, local: MockService | None = None) -> None:
+        self.service, self.sequential, self.local = service, sequential, local
         self.turn_starts: dict[str, list[float]] = {}  # episode -> when each of its turns began (time.time())
 
     async def begin(self, opening: Opening) -> str | None:
@@ -97,4 +105,6 @@ class MockPort:
         starts = self.turn_starts.pop(episode, None)
         if starts:  # the turn running when each request arrived
             mine = [{**r, "turn": max(1, bisect.bisect_right(starts, float(r.get("started_at") or 0)))} for r in mine]
-        return Records(mine)
+        whose = None if self.sequential else episode  # one at a time, all it recorded since its reset is this one's
+        scrubbed = await mock_scrub(self.service, whose, texts)
+        return Records(mine, texts=scrubbed, secrets=self.local.secrets_of(whose) if self.local else frozenset())

@@ -31,14 +31,20 @@ SPAN_WAIT_MS = 6000
 
 
 async def agent_spans(
-    control: ControlClient | None, config: FlakeproxyConfig, trace: TraceContext, journal: list[dict[str, Any]]
+    control: ControlClient | None,
+    config: FlakeproxyConfig,
+    trace: TraceContext,
+    journal: list[dict[str, Any]],
+    episode: str,
 ) -> list[AgentSpan]:
     """The agent's spans of the traces an episode's calls carried (or of the trace the runner sent it), once
-    each trace's root arrived or SPAN_WAIT_MS passed; [] when proxy.otlp is not set."""
+    each trace's root arrived or SPAN_WAIT_MS passed, scrubbed by the proxy of the secrets of the (ended) episode's
+    requests; [] when proxy.otlp is not set."""
     if control is None or config.proxy.otlp is None:
         return []
     traces = sorted({c[0] for c in map(call_context, journal) if c is not None} or {trace.trace_id})
     query = [("trace_id", t) for t in traces] + [("parent", trace.span_id), ("wait_ms", str(SPAN_WAIT_MS))]
+    query.append(("episode", episode))
     return [AgentSpan.model_validate(s) for s in await control.spans(query)]
 
 

@@ -163,7 +163,7 @@ class Redactor:
         self.body(body, content_type, seen)
         return seen
 
-    def literals(self, text: str, seen: set[str] | None, first: Iterable[str] = ()) -> str:
+    def literals(self, text: str, seen: Iterable[str] | None, first: Iterable[str] = ()) -> str:
         """text with every value in `seen` replaced (each also as it appears inside a JSON string); at most
         MAX_LITERALS values, those in `first` (from headers and the URL) always among them."""
         return scrub(text, searchable(seen or (), first))

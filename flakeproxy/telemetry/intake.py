@@ -110,10 +110,11 @@ def redacted(span: AgentSpan, redactor: Redactor) -> AgentSpan:
     return _scrubbed(out, values) if values else out
 
 
-def scrub_spans(spans: list[AgentSpan], found: Iterable[str]) -> list[AgentSpan]:
-    """The spans with every secret value found in their episode's journal replaced (a key the agent's telemetry
-    echoed in a message, say), as the journal's entries scrub each other's."""
-    values = searchable(found)
+def scrub_spans(spans: list[AgentSpan], found: Iterable[str], first: Iterable[str] = ()) -> list[AgentSpan]:
+    """The spans with every secret value their episode's requests carried replaced (a key the agent's telemetry
+    echoed in a message, say), as the journal's entries scrub each other's; `first` (those of headers and URLs)
+    are always among the values searched for."""
+    values = searchable(found, first)
     return [_scrubbed(s, values) for s in spans] if values else spans
 
 

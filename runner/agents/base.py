@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Protocol
 from flakeproxy.wire.trace import TraceContext
 
 if TYPE_CHECKING:
+    from flakeproxy.proxycore.redact import Redactor
     from flakeproxy.runner.ports import EpisodePort
 
 
@@ -81,8 +82,9 @@ class Agent(Protocol):
     @property
     def has_reset(self) -> bool: ...
 
-    def ports(self) -> list[EpisodePort]:
-        """What keeps records of an episode besides the proxy (a python agent's wrapped tools); usually none."""
+    def ports(self, redactor: Redactor) -> list[EpisodePort]:
+        """What keeps records of an episode besides the proxy (a python agent's wrapped tools); usually none. Each
+        redacts its records with `redactor` (the config's) where it makes them: the runner redacts nothing."""
 
     async def start(self) -> None: ...
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from flakeproxy.config.agent import CommandAgent
 from flakeproxy.errors import InfrastructureError
+from flakeproxy.proxycore.redact import Redactor
 from flakeproxy.runner.agents.base import Invocation, Reply, clip, telling_line
 from flakeproxy.runner.ports import EpisodePort
 
@@ -55,7 +56,7 @@ class CommandAdapter:
     def has_reset(self) -> bool:
         return self.config.reset_command is not None
 
-    def ports(self) -> list[EpisodePort]:
+    def ports(self, redactor: Redactor) -> list[EpisodePort]:
         """Its calls go through the proxy: no records of its own."""
         return []
 

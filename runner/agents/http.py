@@ -15,6 +15,7 @@ from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt,
 
 from flakeproxy.config.agent import HttpAgent, parse_response_path
 from flakeproxy.errors import InfrastructureError
+from flakeproxy.proxycore.redact import Redactor
 from flakeproxy.runner.agents.base import Invocation, Reply, clip
 from flakeproxy.runner.ports import EpisodePort
 from flakeproxy.wire.call import CELL_HEADER
@@ -77,7 +78,7 @@ class HttpAdapter:
     def has_reset(self) -> bool:
         return self.config.reset_endpoint is not None
 
-    def ports(self) -> list[EpisodePort]:
+    def ports(self, redactor: Redactor) -> list[EpisodePort]:
         """Its calls go through the proxy: no records of its own."""
         return []
 

@@ -9,6 +9,7 @@ import importlib
 import inspect
 import json
 import sys
+import threading
 import time
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from flakeproxy.config.agent import PythonAgent
 from flakeproxy.config.scenario import Scenario
 from flakeproxy.errors import ConfigError
 from flakeproxy.proxycore.injector import Injector
+from flakeproxy.proxycore.redact import DEFAULT, Redactor
 from flakeproxy.runner.agents.base import Invocation, Reply
 from flakeproxy.runner.agents.otel import otel_context
 from flakeproxy.runner.ports import EpisodePort, Opening, Records
@@ -101,7 +103,8 @@ class ToolCall:
 
 class ToolPort:
     """The wrapped tools of a python agent as an episode port: their own injector opens the episode with its
-    scenario; their journal entries are the episode's records."""
+    scenario; their journal entries (each redacted as its call was recorded) are the episode's records, and the
+    secret values those calls carried are scrubbed from the texts it is handed at the end."""
 
     def __init__(self, adapter: PythonAdapter) -> None:
         self.adapter = adapter
@@ -116,7 +119,9 @@ class ToolPort:
             self.adapter.injector.set_turn(episode, turn)
 
     async def end(self, episode: str, texts: list[str | None]) -> Records:
-        return Records(self.adapter.episode_journal(episode))
+        secrets = self.adapter.take_secrets(episode)
+        scrubbed = [None if t is None else self.adapter.redactor.literals(t, secrets) for t in texts]
+        return Records(self.adapter.episode_journal(episode), texts=scrubbed, secrets=secrets)
 
 
 #: what a python agent's callable may ask for by name besides the prompt (PythonAdapter._conversation_arguments)
@@ -149,6 +154,10 @@ class PythonAdapter:
         self.fn: Callable[..., Any] | None = None
         self.injector: Injector | None = None
         self.journal: list[ToolCall] = []
+        self.redactor = DEFAULT  # the config's, once the engine asked for the ports
+        #: episode -> the secret values its tool calls carried (in memory only, until the episode ends)
+        self.secrets: dict[str, set[str]] = {}
+        self._recording = threading.Lock()  # sync tools record from the agent's worker threads
 
     @property
     def has_reset(self) -> bool:
@@ -189,17 +198,20 @@ class PythonAdapter:
             cell = CURRENT_CELL.get()
             decision = self.injector.decide(call, cell)
             turn = self.injector.turn_of(cell)
-            entry: dict[str, Any] = {
-                "episode": cell,
-                **({"turn": turn} if turn is not None else {}),
-                "targets": [name],
-                "method": "CALL",
-                "url": call.url,
-                "request_body": body.decode(),
-                "started_at": time.time(),
-                "response_headers": {},
-                "latency_ms": 0.0,
-            }
+            entry = self._redacted(
+                cell,
+                {
+                    "episode": cell,
+                    **({"turn": turn} if turn is not None else {}),
+                    "targets": [name],
+                    "method": "CALL",
+                    "url": call.url,
+                    "request_body": body.decode(),
+                    "started_at": time.time(),
+                    "response_headers": {},
+                    "latency_ms": 0.0,
+                },
+            )
             coverage = Coverage(decision.kind) if decision else None
             self.journal.append(ToolCall(entry, decision.record() if decision else None, coverage))
             return Applying(decision.action, coverage) if decision and coverage else None
@@ -228,9 +240,23 @@ class PythonAdapter:
         wrapped.__flakeproxy_wrapped__ = True  # type: ignore[attr-defined]
         return wrapped
 
-    def ports(self) -> list[EpisodePort]:
-        """The wrapped tools keep a journal of their own: one port."""
+    def ports(self, redactor: Redactor) -> list[EpisodePort]:
+        """The wrapped tools keep a journal of their own: one port. Each call's entry is redacted with `redactor`
+        (the config's) as the call is recorded, so no raw secret is kept."""
+        self.redactor = redactor
         return [ToolPort(self)]
+
+    def _redacted(self, episode: str | None, entry: dict[str, Any]) -> dict[str, Any]:
+        """A tool call's entry redacted once, where it is made: also scrubbed of the secrets its episode's earlier
+        calls carried; those it carries join them (in memory, until the episode ends)."""
+        with self._recording:
+            found = self.secrets.setdefault(episode, set()) if episode is not None else set()
+            return self.redactor.entry(entry, found)
+
+    def take_secrets(self, episode: str) -> frozenset[str]:
+        """The secret values an episode's tool calls carried; forgotten here (its port hands them over at its end)."""
+        with self._recording:
+            return frozenset(self.secrets.pop(episode, ()))
 
     def episode_journal(self, episode: str) -> list[dict[str, Any]]:
         return [c.to_json() for c in self.journal if c.entry["episode"] == episode]
@@ -240,6 +266,7 @@ class PythonAdapter:
         label seeds its decisions as in the proxy."""
         assert self.injector is not None
         self.injector.episodes.pop(episode, None)
+        self.take_secrets(episode)  # an id used again starts with none
         self.injector.begin_episode(label=label, episode_id=episode, scenario=scenario, seed=seed)
 
     async def invoke(self, prompt: str, how: Invocation | None = None) -> Reply:

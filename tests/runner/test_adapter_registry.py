@@ -12,6 +12,7 @@ import pytest
 
 from flakeproxy import ConfigError, parse_config
 from flakeproxy.config.agent import AgentBase
+from flakeproxy.proxycore.redact import Redactor
 from flakeproxy.runner.agents import ADAPTERS, make_agent, register_adapter
 from flakeproxy.runner.agents.base import Invocation, Reply
 from flakeproxy.runner.engine import run_contract_async
@@ -36,7 +37,7 @@ class ToyAdapter:
     def has_reset(self) -> bool:
         return False
 
-    def ports(self) -> list[EpisodePort]:
+    def ports(self, redactor: Redactor) -> list[EpisodePort]:
         return []
 
     async def start(self) -> None:

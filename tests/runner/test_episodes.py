@@ -3,7 +3,8 @@ checks that judge what happened or say they cannot. Real proxy, real agents, the
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import asyncio
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,14 @@ from typing import Any
 import pytest
 import yaml
 
-from flakeproxy.results import RunResult
+from flakeproxy import parse_config
+from flakeproxy.config import FlakeproxyConfig
+from flakeproxy.config.agent import PythonAgent
+from flakeproxy.proxycore.redact import Redactor
+from flakeproxy.results import Episode, RunResult
+from flakeproxy.runner.agents.python import PythonAdapter
+from flakeproxy.runner.episodes import EpisodeRunner
+from flakeproxy.runner.ports import Opening, Records
 from tests.runner.world import run, world
 from tests.support.loops import free_port
 from tests.support.upstream import RunningUpstream
@@ -203,3 +211,90 @@ def test_an_agent_that_gave_up_is_still_judged_on_its_traffic(tmp_path: Path) ->
     assert result.cell("answers", "always-429").outcome == "fail"  # completes judges the error itself
     cites = result.cell("cites", "always-429")
     assert cites.outcome == "error" and cites.reason.startswith("agent error: agent answered HTTP 500")
+
+
+# --- the runner redacts nothing: each port hands over its records redacted once, where it made them -------------
+
+KEY = "PLANTED-tool-key-41c9"
+KEYED_AGENT = f"""
+def lookup(symbol, api_key):
+    return {{"symbol": symbol, "price": 189.5}}
+
+REGISTRY = {{"lookup": lookup}}
+
+def run(prompt):
+    for symbol in ("AAPL", "MSFT"):
+        REGISTRY["lookup"](symbol, api_key="{KEY}")
+    return "I used {KEY} twice (source: lookup)"
+"""
+
+
+class CountingRedactor(Redactor):
+    """The config's redactor, counting the entries it redacts (a seam: every entry of an episode passes it)."""
+
+    def __init__(self, names: list[str]) -> None:
+        super().__init__(names)
+        self.entries = 0
+
+    def entry(self, data: Mapping[str, Any], found: set[str] | None = None) -> dict[str, Any]:
+        self.entries += 1
+        return super().entry(data, found)
+
+
+class Canned:
+    """A port that hands over records as it made them: one entry with a query parameter any redactor would hide."""
+
+    RECORDS = Records([{"url": "http://tools/v1/quotes?api_key=kept-as-given", "started_at": 1.0}], texts=["a", None])
+
+    async def begin(self, opening: Opening) -> str | None:
+        return None
+
+    async def turn(self, episode: str, turn: int) -> None:
+        return None
+
+    async def end(self, episode: str, texts: list[str | None]) -> Records:
+        return self.RECORDS
+
+
+def _python_config(tmp_path: Path, module: str) -> FlakeproxyConfig:
+    data = {
+        "version": "2.0",
+        "agent": {"type": "python", "callable": f"{module}:run", "tool_registry": f"{module}:REGISTRY"},
+        "golden_prompts": ["What is AAPL trading at?"],
+        "contract": {"name": "c", "invariants": [{"id": "cites", "type": "regex", "pattern": "source"}]},
+        "chaos_matrix": [{"name": "calm"}],
+        "redact": ["x-tenant"],
+    }
+    return parse_config(yaml.safe_dump(data), str(tmp_path / "flakeproxy.yaml"))
+
+
+async def _one_episode(config: FlakeproxyConfig, near: Path, ports: Callable[[PythonAdapter], list[Any]]) -> Episode:
+    assert isinstance(config.agent, PythonAgent)
+    agent = PythonAdapter(config.agent, near)
+    await agent.start()
+    runner = EpisodeRunner(config, agent, None, ports=ports(agent))
+    return await runner.run(Episode(id="e1", scenario="calm", prompt="p", prompt_index=0, label="calm | p0 | r0"))
+
+
+def test_a_python_agents_tool_calls_are_redacted_once_each_where_they_are_recorded(tmp_path: Path) -> None:
+    (tmp_path / "keyed_agent.py").write_text(KEYED_AGENT)
+    config = _python_config(tmp_path, "keyed_agent")
+    counting = CountingRedactor(config.redact)
+    done = asyncio.run(_one_episode(config, tmp_path, lambda agent: agent.ports(counting)))
+    assert counting.entries == 2  # one per tool call: the runner redacts none again
+    assert [e["request_body"] for e in done.journal] == [
+        f'{{"args": ["{symbol}"], "kwargs": {{"api_key": "[redacted]"}}}}' for symbol in ("AAPL", "MSFT")
+    ]
+    assert done.answer == "I used [redacted] twice (source: lookup)"  # the tool port scrubbed its texts
+
+
+def test_the_runner_hands_on_each_ports_records_as_the_port_gave_them(tmp_path: Path) -> None:
+    (tmp_path / "plain_agent.py").write_text(KEYED_AGENT)
+    done = asyncio.run(_one_episode(_python_config(tmp_path, "plain_agent"), tmp_path, lambda agent: [Canned()]))
+    assert done.journal == Canned.RECORDS.journal  # not redacted a second time: the port is the source
+    assert (done.answer, done.error) == ("a", None)
+
+
+def test_a_ports_secrets_stay_out_of_its_repr() -> None:
+    records = Records([], texts=["[redacted]"], secrets=frozenset({KEY}))
+    assert KEY not in repr(records) and records == Records([], texts=["[redacted]"])

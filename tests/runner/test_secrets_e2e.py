@@ -2,7 +2,11 @@
 results.json, not the proxy's journal (GET /journal on the control API), not the mock's recordings, not
 the run's output. The agent sends each secret the way real agents leak them: an Authorization header, a
 custom auth header, an api_key query parameter, a JSON password, a form token, and names the config's
-`redact:` lists; the mock echoes the bearer token in its answer."""
+`redact:` lists; the mock echoes the bearer token in its answer.
+
+And each place that keeps records of an episode redacts its own, and scrubs the secrets it saw from the agent's
+answers and spans: a python agent's wrapped tool, a mock service and the proxy each get a key of their own, which
+the agent repeats in every answer and in a span attribute."""
 
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ from aiohttp import web
 from tests.runner.world import cli
 from tests.support.loops import free_port, running_app
 from tests.support.proxy import Control
+from tests.support.upstream import RunningUpstream
 
 PLANTED = "PLANTED-9c41e7d2"
 BUILT_IN = {k: f"{PLANTED}-{k}" for k in ("bearer", "custom", "query", "password", "form")}
@@ -156,3 +161,113 @@ def test_planted_secrets_appear_in_no_artifact(tmp_path: Path, configured: bool)
     assert "authorized with [redacted]" in artifacts["results.json"]  # the mock's echo of the bearer token
     leaks = {name: text.count(PLANTED) for name, text in artifacts.items() if PLANTED in text}
     assert leaks == {}
+
+
+# --- every port redacts its own records: a python agent's wrapped tool, a mock service, the proxy ---------------
+
+#: one secret per port, none shaped like a credential (the span receiver's own redaction would catch those)
+TOOL_KEY, MOCK_KEY, LLM_KEY = (f"{PLANTED}-{port}" for port in ("tool", "mock", "llm"))
+
+LEAKY_AGENT = '''
+"""A python agent that hands each of its secrets to a different port, then repeats them all in its answer and
+in an attribute of its own span (exported at once to the proxy's OTLP receiver)."""
+import json
+import urllib.request
+
+from opentelemetry import propagate
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+PROVIDER = TracerProvider()
+PROVIDER.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint="{otlp}/v1/traces")))
+TRACER = PROVIDER.get_tracer("leaky-agent")
+
+
+def lookup(symbol, api_key):
+    return {{"symbol": symbol, "price": 189.5}}
+
+
+def _post(url, body, headers):
+    propagate.inject(headers)  # traceparent and baggage: the proxy and the mock tell the episode by them
+    request = urllib.request.Request(url, json.dumps(body).encode(), {{"content-type": "application/json", **headers}})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())
+
+
+def run(prompt):
+    with TRACER.start_as_current_span("leaky-turn") as span:
+        lookup("AAPL", api_key="{tool}")
+        _post("{mock}/v1/charge", {{"amount": 1}}, {{"x-api-key": "{mock_key}"}})
+        messages = [{{"role": "user", "content": prompt}}]
+        chat = {{"model": "m", "messages": messages}}
+        _post("{llm}/v1/chat/completions", chat, {{"authorization": "Bearer {llm_key}"}})
+        said = "keys: tool {tool}, mock {mock_key}, llm {llm_key}"
+        span.set_attribute("agent.echo", said)
+    return said + " (source: my tools)"
+
+
+def reset():
+    return None
+'''
+
+
+def _leaky_config(tmp: Path, upstream: str) -> Path:
+    llm, mock, otlp = (f"127.0.0.1:{free_port()}" for _ in range(3))
+    code = LEAKY_AGENT.format(
+        otlp=f"http://{otlp}", mock=f"http://{mock}", llm=f"http://{llm}", tool=TOOL_KEY, mock_key=MOCK_KEY,
+        llm_key=LLM_KEY,
+    )  # fmt: skip
+    (tmp / "leaky_agent.py").write_text(code)
+    data = {
+        "version": "2.0",
+        "agent": {
+            "type": "python",
+            "callable": "leaky_agent:run",
+            "tools": ["leaky_agent:lookup"],
+            "reset_function": "leaky_agent:reset",
+        },
+        "proxy": {
+            "admin": f"127.0.0.1:{free_port()}",
+            "otlp": otlp,
+            "listeners": [{"name": "llm", "listen": llm, "upstream": upstream}],
+        },
+        "targets": {"llm": {"listener": "llm", "api": "openai"}},
+        "services": {
+            "billing": {
+                "type": "http_mock",
+                "listen": mock,
+                "routes": [{"method": "POST", "path": "/v1/charge", "body": '{"ok": true}'}],
+            }
+        },
+        "golden_prompts": [["What is AAPL trading at?", "And again?"]],  # a conversation: it has a transcript
+        "contract": {"name": "leaks", "invariants": [{"id": "cites", "type": "regex", "pattern": "source"}]},
+        "chaos_matrix": [{"name": "calm"}],
+        "run": {"seed": 5, "output": str(tmp / "out")},
+    }
+    path = tmp / "flakeproxy.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+@pytest.mark.timeout(120)
+def test_each_port_keeps_its_own_secrets_out_of_answers_transcripts_and_spans(tmp_path: Path) -> None:
+    pytest.importorskip("opentelemetry.exporter.otlp.proto.http", reason="the otel extra is in the dev tools")
+    with RunningUpstream() as up:
+        config = _leaky_config(tmp_path, up.url)
+        out = cli(config, cwd=tmp_path)
+        assert out.returncode == 0, out.stdout + out.stderr[-2000:]
+        assert any(LLM_KEY in str(r.headers) for r in up.requests), "the key did reach the LLM"
+    (episode,) = json.loads((tmp_path / "out" / "results.json").read_text())["episodes"]
+    # the records are there, each redacted where it was made (so finding no secret means something)
+    by_target = {e["targets"][0]: e for e in episode["journal"]}
+    assert by_target["lookup"]["request_body"] == '{"args": ["AAPL"], "kwargs": {"api_key": "[redacted]"}}'
+    assert by_target["billing"]["request_headers"]["x-api-key"] == "[redacted]"
+    assert by_target["llm"]["request_headers"]["authorization"] == "[redacted]"
+    said = "keys: tool [redacted], mock [redacted], llm [redacted]"
+    assert episode["answer"] == f"{said} (source: my tools)"
+    assert [turn["answer"] for turn in episode["transcript"]] == [f"{said} (source: my tools)"] * 2
+    assert [s["attributes"]["agent.echo"] for s in episode["agent_spans"]] == [said] * 2
+    artifacts = {name: (tmp_path / "out" / name).read_text() for name in ("results.json", "report.html", "summary.md")}
+    artifacts |= {"junit.xml": (tmp_path / "out" / "junit.xml").read_text(), "run output": out.stdout + out.stderr}
+    assert {name: text.count(PLANTED) for name, text in artifacts.items() if PLANTED in text} == {}
