@@ -16,6 +16,7 @@ from flakeproxy.config import FlakeproxyConfig, Scenario
 from flakeproxy.invariants.base import Invariant
 from flakeproxy.judging.cells import Context, judge_episode, judges
 from flakeproxy.proxycore.delivery import mark_delivery
+from flakeproxy.proxycore.redact_values import scrub_nested, searchable
 from flakeproxy.results import Episode
 from flakeproxy.runner.agents.base import Agent, Invocation
 from flakeproxy.runner.agents.python import import_object
@@ -150,6 +151,9 @@ class EpisodeRunner:
             unsettled += records.unsettled
             texts = records.texts if records.texts is not None else texts
             secrets |= records.secrets
+        if secrets:  # a secret one port saw, repeated in what another recorded (a tool's key pasted into a prompt)
+            values = searchable(secrets)
+            journal = [scrub_nested(e, values) for e in journal]
         journal.sort(key=lambda e: e.get("started_at", 0))
         return Records(journal, unsettled, texts, frozenset(secrets))
 

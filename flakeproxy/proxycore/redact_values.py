@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
+from typing import Any
 
 REDACTED = "[redacted]"
 #: Literal values shorter than this are not searched for in bodies (too likely to hit innocent text).
@@ -57,3 +58,14 @@ def scrub(text: str, values: list[str]) -> str:
         if value in text:
             text = text.replace(value, REDACTED)
     return text
+
+
+def scrub_nested(value: Any, values: list[str]) -> Any:
+    """Every string inside value (JSON-shaped: dicts, lists) scrubbed of the values; keys are left as they are."""
+    if isinstance(value, str):
+        return scrub(value, values)
+    if isinstance(value, list):
+        return [scrub_nested(v, values) for v in value]
+    if isinstance(value, dict):
+        return {k: scrub_nested(v, values) for k, v in value.items()}
+    return value

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from flakeproxy.proxycore.redact import Redactor
-from flakeproxy.proxycore.redact_values import REDACTED, scrub, searchable, secret_shaped
+from flakeproxy.proxycore.redact_values import REDACTED, scrub, scrub_nested, searchable, secret_shaped
 from flakeproxy.telemetry.spans import AgentSpan, Kind, SpanEvent, Status
 
 MAX_ATTRIBUTES = 128
@@ -84,19 +84,9 @@ class _Cleaner:
         return {k: self.value(k, v) for k, v in attrs.items()}
 
 
-def _scrub(value: Any, values: list[str]) -> Any:
-    if isinstance(value, str):
-        return scrub(value, values)
-    if isinstance(value, list):
-        return [_scrub(v, values) for v in value]
-    if isinstance(value, dict):
-        return {k: _scrub(v, values) for k, v in value.items()}
-    return value
-
-
 def _scrubbed(span: AgentSpan, values: list[str]) -> AgentSpan:
-    events = [e.model_copy(update={"attributes": _scrub(e.attributes, values)}) for e in span.events]
-    update = {"attributes": _scrub(span.attributes, values), "events": events}
+    events = [e.model_copy(update={"attributes": scrub_nested(e.attributes, values)}) for e in span.events]
+    update = {"attributes": scrub_nested(span.attributes, values), "events": events}
     return span.model_copy(update={**update, "status_message": scrub(span.status_message, values)})
 
 

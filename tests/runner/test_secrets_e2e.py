@@ -199,7 +199,8 @@ def run(prompt):
     with TRACER.start_as_current_span("leaky-turn") as span:
         lookup("AAPL", api_key="{tool}")
         _post("{mock}/v1/charge", {{"amount": 1}}, {{"x-api-key": "{mock_key}"}})
-        messages = [{{"role": "user", "content": prompt}}]
+        # the tool's and the mock's keys, unnamed, in the prompt: scrubbed there too, though only they saw them
+        messages = [{{"role": "user", "content": prompt + " (keys {tool} {mock_key})"}}]
         chat = {{"model": "m", "messages": messages}}
         _post("{llm}/v1/chat/completions", chat, {{"authorization": "Bearer {llm_key}"}})
         said = "keys: tool {tool}, mock {mock_key}, llm {llm_key}"
