@@ -102,6 +102,7 @@ def test_with_its_propagation_off_and_nothing_injected_its_llm_calls_are_unattri
     assert run.unattributed_requests == len(loose) > 0
     for entry in loose:  # sent while several episodes were open, and claimed by none of them
         assert is_llm(entry) and trace_of(entry) is None and len(entry["episode_candidates"]) >= 2, entry
+        assert entry["request_headers"]["authorization"] == "[redacted]"  # by the proxy; the runner redacts nothing
     tools = [e for episode in run.episodes for e in episode.journal if not is_llm(e)]
     assert len(tools) == 4 and all(trace_of(e) for e in tools)  # the instrumented httpx client's calls were
 
