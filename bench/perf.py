@@ -35,7 +35,7 @@ from pathlib import Path
 from _table import Row, table
 from perf_contract import contract_rows
 from perf_ws import ws_rows
-from proxy_overhead import BIN, HERE, first_event, flakeproxy_config, free_port, latencies, put, wait_for
+from proxy_overhead import BIN, HERE, byte_compiled, first_event, flakeproxy_config, free_port, latencies, put, wait_for
 
 from flakeproxy import control_api as api
 
@@ -219,6 +219,7 @@ def main() -> None:
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is not installed (apt-get install wrk)")
+    byte_compiled()
     load = os.getloadavg()
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     # the sandbox sets PYTHONDONTWRITEBYTECODE; compile once so both proxies start from bytecode, as installed ones do

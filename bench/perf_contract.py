@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from _table import Row, table
-from proxy_overhead import BIN, free_port
+from proxy_overhead import BIN, byte_compiled, free_port
 
 ROUNDS = 3
 
@@ -140,6 +140,7 @@ def main() -> None:
         tool_port, agent_port, tools_url = json.loads(args.serve)
         serve(tool_port, agent_port, tools_url)
         return
+    byte_compiled()
     with tempfile.TemporaryDirectory() as tmp:
         print(table(contract_rows(args.episodes, Path(tmp)), markdown=False))
 

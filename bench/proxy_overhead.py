@@ -35,6 +35,15 @@ HERE = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
 
 
+def byte_compiled() -> None:
+    """flakeproxy's own modules as bytecode, as an installed wheel has them (pip compiles at install) and as
+    mitmdump's are: an editable install where PYTHONDONTWRITEBYTECODE is set would otherwise compile ~300 modules
+    from source at every launch (scripts/bootstrap does the same)."""
+    repo = HERE.parent
+    folders = [str(repo / name) for name in ("flakeproxy", "addons", "runner")]
+    subprocess.run([sys.executable, "-m", "compileall", "-q", "-j", "0", *folders], check=True, capture_output=True)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -26,10 +26,13 @@ from tests.support.tls import UpstreamCa, make_ca
 AGENT = """
 import json, openai, websockets
 client = openai.OpenAI(max_retries=0)  # its default base URL: https://api.openai.com/v1, so wss:// for realtime
+# websockets' 10 s handshake limit: once missed in a full suite at 4 workers on 2 busy cores (the CONNECT, a
+# leaf certificate, TLS both ways), never alone; the test is about the journal and the faults, not that latency
+WAIT = {"open_timeout": 30}
 seen, raised = [], None
 item = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "AAPL?"}]}
 try:
-    with client.realtime.connect(model="gpt-realtime") as conn:
+    with client.realtime.connect(model="gpt-realtime", websocket_connection_options=WAIT) as conn:
         conn.conversation.item.create(item=item)
         conn.response.create()
         for event in conn:
@@ -45,9 +48,10 @@ print(json.dumps({"seen": seen, "raised": raised}))
 RESPONSES_AGENT = """
 import json, openai, websockets
 client = openai.OpenAI(max_retries=0)  # wss://api.openai.com/v1/responses
+WAIT = {"open_timeout": 30}  # as AGENT's
 seen, raised = [], None
 try:
-    with client.responses.connect() as conn:
+    with client.responses.connect(websocket_connection_options=WAIT) as conn:
         conn.response.create(model="gpt-5", input="What is AAPL trading at?")
         for event in conn:
             seen.append(event.type if event.type != "response.output_text.delta" else event.delta)
