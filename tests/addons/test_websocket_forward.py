@@ -26,13 +26,10 @@ from tests.support.tls import UpstreamCa, make_ca
 AGENT = """
 import json, openai, websockets
 client = openai.OpenAI(max_retries=0)  # its default base URL: https://api.openai.com/v1, so wss:// for realtime
-# websockets' 10 s handshake limit: once missed in a full suite at 4 workers on 2 busy cores (the CONNECT, a
-# leaf certificate, TLS both ways), never alone; the test is about the journal and the faults, not that latency
-WAIT = {"open_timeout": 30}
 seen, raised = [], None
 item = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "AAPL?"}]}
 try:
-    with client.realtime.connect(model="gpt-realtime", websocket_connection_options=WAIT) as conn:
+    with client.realtime.connect(model="gpt-realtime") as conn:
         conn.conversation.item.create(item=item)
         conn.response.create()
         for event in conn:
@@ -48,10 +45,9 @@ print(json.dumps({"seen": seen, "raised": raised}))
 RESPONSES_AGENT = """
 import json, openai, websockets
 client = openai.OpenAI(max_retries=0)  # wss://api.openai.com/v1/responses
-WAIT = {"open_timeout": 30}  # as AGENT's
 seen, raised = [], None
 try:
-    with client.responses.connect(websocket_connection_options=WAIT) as conn:
+    with client.responses.connect() as conn:
         conn.response.create(model="gpt-5", input="What is AAPL trading at?")
         for event in conn:
             seen.append(event.type if event.type != "response.output_text.delta" else event.delta)
@@ -61,6 +57,13 @@ except websockets.exceptions.ConnectionClosedError as e:
     raised = [type(e).__name__, e.rcvd.code if e.rcvd else None]
 print(json.dumps({"seen": seen, "raised": raised}))
 """
+
+
+#: About one WebSocket handshake in 10-20 through the forward listener never gets its response: the upgrade request
+#: never reaches mitmproxy's request hook (no journal entry; the upstream sees nothing). Plain mitmdump 12.2 does the
+#: same with this client (6 of 40 in a loop; docs/proxy.md, known issues), so this test, which is about the journal
+#: and the faults, tries such a connection once more; the lost attempt leaves no trace to change its assertions.
+HANDSHAKE_LOST = "timed out while waiting for handshake response"
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +99,12 @@ def test_the_realtime_client_through_the_forward_listener_is_journaled_and_fault
         env = agent_env(forward, SSL_CERT_FILE=str(trust_file(tmp_path, tmp_path / "ca" / "mitmproxy-ca-cert.pem")))
 
         def agent(script: str = AGENT) -> dict[str, object]:
-            out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
+            for _ in range(2):  # a second try after a handshake that got no response (HANDSHAKE_LOST)
+                out = subprocess.run(
+                    [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=90
+                )
+                if HANDSHAKE_LOST not in out.stderr:
+                    break
             assert out.returncode == 0, out.stderr[-3000:]
             return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 
