@@ -8,5 +8,5 @@ from flakeproxy.config.wire_config import WireContract
 from flakeproxy.invariants import AnyInvariant
 
 
-class Contract(WireContract):
+class Contract(WireContract):  # no docstring, as before: the schema's Contract has no description
     invariants: list[AnyInvariant] = Field(min_length=1)

@@ -13,7 +13,8 @@ from flakeproxy.invariants import AnyInvariant
 class FlakeproxyConfig(WireConfig):
     """A whole flakeproxy.yaml."""
 
-    # the proxy's WireConfig keeps these as written; the fields keep their place (and their mapping forms)
+    # typed here (the proxy's WireConfig keeps them as written), in their places: pydantic keeps a re-declared
+    # field where the base put it; the base's validators turn the mapping forms into lists first
     contract: Contract | None = None
     invariants: list[AnyInvariant] | None = Field(
         None, min_length=1, description="Run invariants: judge every answer of the mutation and chaos pillars (ci)."
