@@ -29,8 +29,8 @@ from flakeproxy.addons.control_input import (
     route,
 )
 from flakeproxy.addons.json_out import INLINE_ITEMS, json_list_response
-from flakeproxy.config import FlakeproxyConfig, Scenario
-from flakeproxy.config.crosscheck import CrossCheckError, cross_check
+from flakeproxy.config import Scenario, WireConfig
+from flakeproxy.config.crosscheck import CrossCheckError, wire_cross_check
 from flakeproxy.proxycore.injector import FOLLOW, Episode, Injector
 from flakeproxy.proxycore.journal import Journal
 from flakeproxy.version import __version__
@@ -60,7 +60,7 @@ def problem(status: int, message: str, **extra: Any) -> web.Response:
 class ControlApi:
     def __init__(
         self,
-        config: FlakeproxyConfig,
+        config: WireConfig,
         injector: Injector,
         journal: Journal,
         token: str | None,
@@ -158,7 +158,7 @@ class ControlApi:
     def _inline(self, data: Any) -> Scenario:
         try:
             scenario = Scenario.model_validate(data)
-            cross_check(self.config.model_copy(update={"chaos_matrix": [scenario], "contract": None}))
+            wire_cross_check(self.config.model_copy(update={"chaos_matrix": [scenario], "contract": None}))
         except ValidationError as e:
             first = e.errors()[0]
             where = ".".join(str(p) for p in first["loc"])

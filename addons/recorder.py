@@ -4,7 +4,8 @@ Added after the FaultAddon, whose journal entry says which episode, listener and
 recorder wraps the stream function the FaultAddon set, so it sees what the agent received, chunk by chunk,
 when. The journal's capture is capped at 64 KiB; a recording is not. While recording, request bodies are
 buffered (not streamed) so that each is kept whole. Off unless `flakeproxy proxy --record DIR` or
-`PUT /recording` turned it on.
+`PUT /recording` turned it on; flakeproxy.replay, which builds and writes the sessions, is imported then (the
+proxy starts without it, issue 23).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mitmproxy import http
 
@@ -22,9 +23,10 @@ from flakeproxy.addons.fault_addon import KEY, REQUEST_PASS
 from flakeproxy.addons.flow_state import Framed
 from flakeproxy.config.replays import Exchange, Session
 from flakeproxy.proxycore.redact import Redactor
-from flakeproxy.replay.build import RawExchange, build_exchange, recorded_fault
-from flakeproxy.replay.files import write_session
 from flakeproxy.wire.record import fault_json
+
+if TYPE_CHECKING:
+    from flakeproxy.replay.build import RawExchange
 
 TAKING = "flakeproxy.recording"
 NO_EPISODE = "_"  # the recordings of requests that belong to no episode
@@ -55,10 +57,21 @@ class TimedStream:
 class Recorder:
     def __init__(self, redactor: Redactor, folder: Path | None = None) -> None:
         self.redactor, self.folder = redactor, folder
+        self._on = False
         self.on = folder is not None
         self.episodes: dict[str, list[Exchange]] = {}
         self.seen: dict[str, set[str]] = {}
         self.inflight: dict[str, int] = {}
+
+    @property
+    def on(self) -> bool:
+        return self._on
+
+    @on.setter
+    def on(self, value: bool) -> None:
+        if value:  # what builds and writes sessions: imported now, not in the first recorded request
+            import flakeproxy.replay  # noqa: F401
+        self._on = value
 
     def requestheaders(self, flow: http.HTTPFlow) -> None:
         if self.on:
@@ -68,6 +81,8 @@ class Recorder:
         state = flow.metadata.get(KEY)
         if not self.on or state is None:
             return
+        from flakeproxy.replay.build import RawExchange  # imported when recording was turned on
+
         entry = state.entry
         episode = entry.episode or NO_EPISODE
         raw = RawExchange(
@@ -125,6 +140,8 @@ class Recorder:
             self._done(flow, flow.error.msg if flow.error else "unknown error")
 
     def _done(self, flow: http.HTTPFlow, error: str | None) -> None:
+        from flakeproxy.replay.build import build_exchange, recorded_fault  # a flow taken while recording
+
         episode, raw, started = flow.metadata.pop(TAKING)
         raw.latency_ms = (time.monotonic() - started) * 1000
         raw.error = error
@@ -157,6 +174,8 @@ class Recorder:
 
     def write(self, name: str, exchanges: list[Exchange]) -> Path:
         assert self.folder is not None
+        from flakeproxy.replay.files import write_session  # --record DIR turned recording on
+
         note = "recorded by flakeproxy proxy --record: the proxy does not see the prompt; fill in input"
         session = Session(id=name, input="", source="flakeproxy proxy --record", exchanges=exchanges, notes=[note])
         return write_session(self.folder, session)

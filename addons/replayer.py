@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mitmproxy import http
 
@@ -21,9 +21,11 @@ from flakeproxy.addons.recorder import buffer_request
 from flakeproxy.addons.replay_upstream import REPLAY_HEADER, ReplayUpstream, until
 from flakeproxy.config.replays import Exchange, ReplayPlan
 from flakeproxy.proxycore.redact import Redactor
-from flakeproxy.replay.match import Matcher
 from flakeproxy.wire.call import TargetSpec
 from flakeproxy.wire.coverage import Coverage
+
+if TYPE_CHECKING:
+    from flakeproxy.replay.match import Matcher
 
 
 @dataclass
@@ -75,6 +77,8 @@ class Replayer:
         await self.upstream.stop()
 
     def load_plan(self, episode: str, plan: ReplayPlan) -> EpisodeReplay:
+        from flakeproxy.replay.match import Matcher  # the proxy starts without flakeproxy.replay (issue 23)
+
         self.episodes[episode] = replay = EpisodeReplay(plan, Matcher(plan.session, plan.options, self.redactor))
         return replay
 

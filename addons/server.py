@@ -30,7 +30,7 @@ from flakeproxy.addons.replayer import Replayer
 from flakeproxy.addons.span_routes import SpanRoutes
 from flakeproxy.addons.upstream_timeouts import Timeouts
 from flakeproxy.addons.websocket import WebSocketFaults
-from flakeproxy.config import FlakeproxyConfig, is_loopback_host
+from flakeproxy.config import WireConfig, is_loopback_host
 from flakeproxy.config.proxy import split_host_port
 from flakeproxy.errors import ConfigError, InfrastructureError
 from flakeproxy.proxycore.injector import Injector
@@ -41,13 +41,13 @@ from flakeproxy.wire.call import TargetSpec
 from flakeproxy.wire.forward_policy import ForwardPolicy, Own
 
 
-def target_specs(config: FlakeproxyConfig) -> dict[str, TargetSpec]:
+def target_specs(config: WireConfig) -> dict[str, TargetSpec]:
     return {
         name: TargetSpec(t.listener, t.path, t.method, t.mcp_tool, t.api, t.host) for name, t in config.targets.items()
     }
 
 
-def listener_modes(config: FlakeproxyConfig) -> dict[str, str]:
+def listener_modes(config: WireConfig) -> dict[str, str]:
     """mitmproxy mode spec -> listener name (the forward listener is named 'forward'), slots' copies included."""
     modes = {f"reverse:{lst.upstream}@{lst.listen}": lst.name for lst in config.proxy.listeners}
     if config.proxy.forward:
@@ -55,7 +55,7 @@ def listener_modes(config: FlakeproxyConfig) -> dict[str, str]:
     return {**modes, **{spec: name for spec, (name, _) in slot_modes(config).items()}}
 
 
-def slot_modes(config: FlakeproxyConfig) -> dict[str, tuple[str, int]]:
+def slot_modes(config: WireConfig) -> dict[str, tuple[str, int]]:
     """mitmproxy mode spec -> (listener name, slot) for every slot's copy of every listener (slot 0 of a listener
     placed by slot_port_step is the listener itself, so its requests belong to slot 0)."""
     upstreams = {lst.name: lst.upstream for lst in config.proxy.listeners}
@@ -73,7 +73,7 @@ INSECURE_WARNING = (
 )
 
 
-def tls_options(config: FlakeproxyConfig) -> dict[str, Any]:
+def tls_options(config: WireConfig) -> dict[str, Any]:
     """mitmproxy's TLS options: the CA folder (made now if new), and how upstream certificates are verified."""
     files = ensure_ca(config.proxy)
     return {
@@ -129,7 +129,7 @@ class ProxyServer:
 
     def __init__(
         self,
-        config: FlakeproxyConfig,
+        config: WireConfig,
         *,
         admin: str | None = None,
         token: str | None = None,

@@ -184,9 +184,9 @@ class _ProxyThread:
     def _serve(self) -> None:
         try:
             from flakeproxy.addons.server import ProxyServer  # the child's imports, once per process
-            from flakeproxy.config import load_config
+            from flakeproxy.config import WireConfig, load_config
 
-            config = load_config(self.config_path)
+            config = load_config(self.config_path, model=WireConfig)  # as the child reads it
             env = {k: os.environ.get(f"FLAKEPROXY_{k.upper()}") or None for k in ("admin", "token")}
             self.server = ProxyServer(config, admin=env["admin"], token=env["token"])
             serving = self.server.run(

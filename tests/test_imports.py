@@ -11,6 +11,7 @@ import click
 import pytest
 
 from flakeproxy.cli.main import COMMANDS, LazyGroup, cli, short_help
+from tests.conftest import REPO
 
 
 def imported(code: str) -> set[str]:
@@ -44,10 +45,29 @@ def test_help_imports_no_command_module() -> None:
     assert under(modules, "flakeproxy.config", "pydantic", "mitmproxy", "aiohttp") == []
 
 
-def test_the_proxy_imports_no_runner_reports_or_mutations() -> None:
-    modules = imported("import flakeproxy.cli.proxy, flakeproxy.addons.server")
+#: What `flakeproxy proxy -c` runs, up to serving: the command loads the config, then refuses a control API beyond
+#: loopback without a token (so nothing listens); then the server it would build from that config.
+PROXY_WAY = """\
+from flakeproxy.cli.main import main
+from flakeproxy.addons.server import ProxyServer
+from flakeproxy.config import WireConfig, load_config
+try:
+    main(["proxy", "-c", {path!r}, "--admin", "0.0.0.0:0"])
+except SystemExit as e:
+    assert e.code == 2, e.code
+ProxyServer(load_config({path!r}, model=WireConfig))
+"""
+
+
+@pytest.mark.parametrize("example", ["examples/quickstart/flakeproxy.yaml", "examples/spec-syntax.yaml"])
+def test_the_proxy_imports_no_runner_reports_or_mutations(example: str) -> None:
+    """Nor the invariant catalogue and the judging behind it, nor replay, for a config with a contract (issue 23
+    item 3): the proxy validates a WireConfig, whose invariants stay as written."""
+    modules = imported(PROXY_WAY.format(path=str(REPO / example)))
     unwanted = ("flakeproxy.runner", "flakeproxy.reports", "flakeproxy.mutations", "flakeproxy.planning")
     assert under(modules, *unwanted) == []
+    assert under(modules, "flakeproxy.invariants", "flakeproxy.judging", "flakeproxy.replay") == []
+    assert "flakeproxy.config.wire_config" in modules  # the config was loaded
     # what only judging needs, and mitmproxy's default addons it never runs (flakeproxy.addons.lean_import)
     assert under(modules, "jsonschema", "ldap3", "flask", "jinja2", "werkzeug") == []
 

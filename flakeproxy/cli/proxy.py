@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from flakeproxy.cli.options import config_option, record_option
-from flakeproxy.config import load_config
+from flakeproxy.config import WireConfig, load_config
 
 
 @click.command()
@@ -33,7 +33,7 @@ def proxy(config_path: str, admin: str | None, token: str | None, record: Path |
     It starts with no scenario (pure pass-through), prints one line when ready, and stops
     cleanly on SIGTERM or Ctrl-C. Switch scenarios with PUT /scenario on the control API.
     """
-    config = load_config(config_path)
+    config = load_config(config_path, model=WireConfig)  # the invariants are the runner's to validate
     from flakeproxy.addons.server import ProxyServer  # the only command that needs mitmproxy
 
     def ready(line: str) -> None:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from flakeproxy.config.proxy import Listener, ProxyConfig, Target, is_loopback_host
     from flakeproxy.config.scenario import Scenario
     from flakeproxy.config.settings import RunConfig, ScoringConfig, ScoringWeights
+    from flakeproxy.config.wire_config import WireConfig
 
 _LAZY = {
     "Agent": "flakeproxy.config.agent",
@@ -38,6 +39,7 @@ _LAZY = {
     "RunConfig": "flakeproxy.config.settings",
     "ScoringConfig": "flakeproxy.config.settings",
     "ScoringWeights": "flakeproxy.config.settings",
+    "WireConfig": "flakeproxy.config.wire_config",
 }
 
 __all__ = [
@@ -54,6 +56,7 @@ __all__ = [
     "ScoringConfig",
     "ScoringWeights",
     "Target",
+    "WireConfig",
     "is_loopback_host",
     "load_config",
     "parse_config",

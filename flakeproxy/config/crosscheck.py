@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Any
 from flakeproxy.config.base import glob_matches, is_glob
 from flakeproxy.config.settings import HttpMockService, SqlService
 from flakeproxy.faults import LLM_ATTACKS, MCP_ONLY, Fault
-from flakeproxy.invariants.base import Invariant
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the proxy validates a WireConfig: it imports no invariant (issue 23)
     from flakeproxy.config.model import FlakeproxyConfig
+    from flakeproxy.config.wire_config import WireConfig
+    from flakeproxy.invariants.base import Invariant
 
 Loc = tuple[str | int, ...]
 
@@ -39,7 +40,7 @@ def _unique(items: list[str], loc_of: Any, what: str) -> None:
         seen.add(name)
 
 
-def _check_targets(config: FlakeproxyConfig) -> None:
+def _check_targets(config: WireConfig) -> None:
     listeners = [listener.name for listener in config.proxy.listeners]
     listeners += ["forward"] if config.proxy.forward else []
     for name, target in config.targets.items():
@@ -51,7 +52,7 @@ def _check_targets(config: FlakeproxyConfig) -> None:
             )
 
 
-def _selected(config: FlakeproxyConfig, fault: Fault, loc: Loc, names: list[str]) -> list[str]:
+def _selected(config: WireConfig, fault: Fault, loc: Loc, names: list[str]) -> list[str]:
     """The target names fault.tool selects, or an error naming the valid ones."""
     assert fault.tool is not None
     agent = config.agent
@@ -66,7 +67,7 @@ def _selected(config: FlakeproxyConfig, fault: Fault, loc: Loc, names: list[str]
     return chosen
 
 
-def _check_fault(config: FlakeproxyConfig, fault: Fault, loc: Loc, llm_side: bool) -> None:
+def _check_fault(config: WireConfig, fault: Fault, loc: Loc, llm_side: bool) -> None:
     llm_targets = [n for n, t in config.targets.items() if t.api]
     agent = config.agent
     tool_names = [n for n, t in config.targets.items() if not t.api]
@@ -102,7 +103,7 @@ def _check_fault(config: FlakeproxyConfig, fault: Fault, loc: Loc, llm_side: boo
                 )
 
 
-def _check_matrix(config: FlakeproxyConfig) -> None:
+def _check_matrix(config: WireConfig) -> None:
     if config.chaos_matrix is not None and config.contract and config.contract.chaos_matrix is not None:
         raise CrossCheckError(
             ("contract", "chaos_matrix"),
@@ -195,7 +196,7 @@ def _check_turn(config: FlakeproxyConfig, inv: Invariant, loc: Loc) -> None:
         )
 
 
-def _check_slots(config: FlakeproxyConfig) -> None:
+def _check_slots(config: WireConfig) -> None:
     """attribution: slots needs slots of listeners, and an http agent one replica per slot."""
     slots, agent = config.proxy.slots, config.agent
     if config.run.attribution == "slots" and slots < 1:
@@ -223,7 +224,7 @@ def _check_slots(config: FlakeproxyConfig) -> None:
 URL_PLACEHOLDER = re.compile(r"\{url:([^}]*)\}")
 
 
-def _check_url_placeholders(config: FlakeproxyConfig) -> None:
+def _check_url_placeholders(config: WireConfig) -> None:
     """{url:NAME} in a command agent's command, env, cwd or reset_command names a listener (else it would reach
     the agent as the literal text, and its calls would go nowhere)."""
     agent = config.agent
@@ -242,12 +243,17 @@ def _check_url_placeholders(config: FlakeproxyConfig) -> None:
                 )
 
 
-def cross_check(config: FlakeproxyConfig) -> None:
-    """Raise CrossCheckError for the first cross-section problem found."""
+def wire_cross_check(config: WireConfig) -> None:
+    """The proxy's part (its listeners, slots, targets and faults): raise CrossCheckError for the first problem."""
     _check_slots(config)
     _check_url_placeholders(config)
     _check_targets(config)
     _check_matrix(config)
+
+
+def cross_check(config: FlakeproxyConfig) -> None:
+    """Raise CrossCheckError for the first cross-section problem found."""
+    wire_cross_check(config)
     _check_invariants(config)
     _check_chaos(config)
     if config.mutations is not None and not config.invariants:

@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar, overload
 
 from pydantic import ValidationError
 
-from flakeproxy.config.model import FlakeproxyConfig
 from flakeproxy.config.problems import explain
 from flakeproxy.config.reading import MIB, read_text
+from flakeproxy.config.wire_config import WireConfig
 from flakeproxy.config.yamlsource import expand_env, parse_yaml
 from flakeproxy.errors import ConfigError
+
+if TYPE_CHECKING:
+    from flakeproxy.config.model import FlakeproxyConfig
+
+#: The model a config is validated as: FlakeproxyConfig, or the proxy's WireConfig (no invariant catalogue).
+M = TypeVar("M", bound=WireConfig)
 
 #: The largest config read: a config is a few KiB; recorded sessions belong in files (replays.sources).
 MAX_CONFIG_BYTES = MIB
@@ -19,13 +26,20 @@ MAX_CONFIG_BYTES = MIB
 DEFAULT_CONFIG = "flakeproxy.yaml"
 
 
-def load_config(path: str | os.PathLike[str], environ: dict[str, str] | None = None) -> FlakeproxyConfig:
-    """Load and validate a flakeproxy.yaml; raise ConfigError naming file, line, key path and fix."""
+@overload
+def load_config(path: str | os.PathLike[str], environ: dict[str, str] | None = None) -> FlakeproxyConfig: ...
+@overload
+def load_config(path: str | os.PathLike[str], environ: dict[str, str] | None = None, *, model: type[M]) -> M: ...
+def load_config(
+    path: str | os.PathLike[str], environ: dict[str, str] | None = None, *, model: type[WireConfig] | None = None
+) -> WireConfig:
+    """Load and validate a flakeproxy.yaml (as FlakeproxyConfig unless told which model); raise ConfigError
+    naming file, line, key path and fix."""
     name = str(path)
     if not Path(path).exists():
         raise ConfigError(missing_config(name))
     text = read_text(Path(path), "config", MAX_CONFIG_BYTES)  # a regular file, bounded: refused at once if huge
-    return parse_config(text, name, environ)
+    return parse_config(text, name, environ, model=model or _full_model())
 
 
 def missing_config(name: str) -> str:
@@ -35,7 +49,13 @@ def missing_config(name: str) -> str:
     return f"{name}: file not found; check the path, or create it with `flakeproxy init -c {name}`"
 
 
-def parse_config(text: str, name: str = "<string>", environ: dict[str, str] | None = None) -> FlakeproxyConfig:
+@overload
+def parse_config(text: str, name: str = "<string>", environ: dict[str, str] | None = None) -> FlakeproxyConfig: ...
+@overload
+def parse_config(text: str, name: str = "<string>", environ: dict[str, str] | None = None, *, model: type[M]) -> M: ...
+def parse_config(
+    text: str, name: str = "<string>", environ: dict[str, str] | None = None, *, model: type[WireConfig] | None = None
+) -> WireConfig:
     """Validate config text (what load_config does after reading the file)."""
     source = parse_yaml(text, name)
     if not isinstance(source.data, dict):
@@ -47,7 +67,16 @@ def parse_config(text: str, name: str = "<string>", environ: dict[str, str] | No
             f"got {source.data['version']!r}"
         )
     data = expand_env(source, environ)
+    root = model or _full_model()
     try:
-        return FlakeproxyConfig.model_validate(data)
+        return root.model_validate(data)
     except ValidationError as e:
-        raise ConfigError(explain(e, source, FlakeproxyConfig)) from e
+        raise ConfigError(explain(e, source, root)) from e
+
+
+def _full_model() -> type[WireConfig]:
+    """FlakeproxyConfig, imported when first asked for: it imports the invariant catalogue, which the proxy,
+    validating a WireConfig, never does."""
+    from flakeproxy.config.model import FlakeproxyConfig
+
+    return FlakeproxyConfig

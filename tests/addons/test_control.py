@@ -271,6 +271,48 @@ def test_proxy_command_prints_one_ready_line_and_stops_cleanly(tmp_path: Path, s
         assert process.stderr is not None and "Traceback" not in process.stderr.read()
 
 
+#: Invariants the proxy never reads, each wrong: a type there is not, a regex without its pattern.
+WRONG_INVARIANTS = {
+    "contract": {"name": "c", "invariants": [{"id": "x", "type": "no_such_check"}]},
+    "invariants": [{"type": "regex"}],
+}
+
+
+def test_the_proxy_serves_a_config_whose_invariants_are_wrong(tmp_path: Path) -> None:
+    """Invariants are the runner's to validate and judge (issue 23 item 3: the proxy starts without the invariant
+    catalogue): the proxy serves what it reads, checks an inline scenario against it, and `contract validate`
+    still refuses the config."""
+    path = tmp_path / "c.yaml"
+    with RunningUpstream() as up:
+        path.write_text(config_for({"tools": up.url}, TARGETS, {**MATRIX, **WRONG_INVARIANTS}))
+        data = yaml.safe_load(path.read_text())
+        listener, control = data["proxy"]["listeners"][0]["listen"], Control(f"http://{data['proxy']['admin']}")
+        with _start(path) as process:
+            assert process.stdout is not None and process.stderr is not None
+            try:
+                assert process.stdout.readline().startswith("flakeproxy proxy ready"), process.stderr.read()
+                assert fetch(f"http://{listener}", "/v1/quotes").status == 200 and up.count("/v1/quotes") == 1
+                control.ok("PUT", "/scenario", {"name": "down"})
+                assert fetch(f"http://{listener}", "/v1/quotes").status == 503 and up.count("/v1/quotes") == 1
+                inline = {"name": "inline", "tool_faults": [{"tool": "quotes", "mode": "error", "error_code": 429}]}
+                control.ok("PUT", "/scenario", {"scenario": inline})
+                assert fetch(f"http://{listener}", "/v1/quotes").status == 429
+                bad = {"name": "bad", "tool_faults": [{"tool": "nope", "mode": "error"}]}
+                status, body = control.call("PUT", "/scenario", {"scenario": bad})
+                assert status == 400 and "tool 'nope' is not one of the targets; valid: quotes" in body["error"]
+            finally:
+                process.terminate()
+                assert process.wait(10) == 0
+    out = subprocess.run(
+        [sys.executable, "-m", "flakeproxy", "contract", "validate", "-c", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 2
+    assert out.stderr.startswith(f"error: {path} line 22: contract.invariants[0].type: unknown type 'no_such_check'")
+
+
 def _proxy_on_a_busy_port(tmp_path: Path, slotted: bool) -> tuple[int, subprocess.CompletedProcess[str]]:
     """`flakeproxy proxy` with one listening address taken: the listener's own, or (slotted) slot 2's."""
     with socket.socket() as busy:

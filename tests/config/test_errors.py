@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from flakeproxy.cli.main import main
+from flakeproxy.config import FlakeproxyConfig, WireConfig, parse_config
+from flakeproxy.errors import ConfigError
 from tests.config.base_config import BASE, edit
 
 MATRIX = BASE[BASE.index("chaos_matrix:") : BASE.index("scoring:")]
@@ -304,6 +306,37 @@ def test_broken_config_exits_2_with_one_line(
     prefix = f"error: {path} line {line}: "
     assert lines[0].startswith(prefix), f"{lines[0]!r} does not start with {prefix!r}"
     assert re.search(pattern, lines[0][len(prefix) :]), lines[0]
+
+
+#: The cases whose error is in the invariants, which the proxy keeps as written: the runner's to report.
+INVARIANT_CASES = {
+    "unknown-invariant-type",
+    "severity-typo",
+    "when-typo",
+    "duplicate-invariant-id",
+    "regex-does-not-compile",
+    "regex-without-pattern",
+    "latency-without-max-ms",
+    "wrong-value-type",
+    "sql-unknown-service",
+}
+
+
+def _problem(text: str, model: type[WireConfig]) -> str | None:
+    try:
+        parse_config(text, "x.yaml", model=model)
+    except ConfigError as e:
+        return str(e)
+    return None
+
+
+@pytest.mark.parametrize(("case", "text"), [c[:2] for c in CASES], ids=[c[0] for c in CASES])
+def test_the_proxy_reads_every_other_error_as_validate_does(case: str, text: str) -> None:
+    """`flakeproxy proxy` validates a WireConfig (no invariant catalogue, issue 23): the same line for an error
+    in a section it reads; none for one in the invariants."""
+    full, proxy = _problem(text, FlakeproxyConfig), _problem(text, WireConfig)
+    assert full is not None
+    assert proxy == (None if case in INVARIANT_CASES else full)
 
 
 def test_there_are_at_least_30_cases() -> None:
