@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from flakeproxy.wire.action import Action, Reply
+from flakeproxy.wire.action import Action, BodyRewrite, Reply
 from flakeproxy.wire.coverage import Coverage, WatchedStream
 from flakeproxy.wire.stream_guard import watch_stream
 from flakeproxy.wire.websocket import WsPlan, WsRewrite
@@ -74,14 +74,17 @@ class Applying:
     def request(self, body: bytes | None, why: str = "") -> bytes | None:
         """The request body to send instead of `body`, or None: send it as it is (the reason is noted). A body
         that could not be read whole is None, `why` says why."""
-        rewrite = self.action.rewrite_request
+        return self._rewritten(self.action.rewrite_request, "request", body, why)
+
+    def _rewritten(self, rewrite: BodyRewrite | None, part: str, body: bytes | None, why: str) -> bytes | None:
+        """`body` rewritten, if the rewrite changed it (noted either way); None where there is no rewrite."""
         if rewrite is None:
             return None
         if body is None:
             self.coverage.unchanged(why)
             return None
         after = rewrite(body)
-        return after if self.coverage.rewrote("request", body, after) else None
+        return after if self.coverage.rewrote(part, body, after) else None
 
     @property
     def rewrites_answer(self) -> bool:
@@ -100,14 +103,8 @@ class Applying:
     def answer(self, body: bytes | None, why: str = "") -> NewAnswer | None:
         """The answer to give instead of `body`, or None: give it as it is (the reason is noted). A body that could
         not be read whole is None, `why` says why."""
-        rewrite = self.action.rewrite_body
-        if rewrite is None:
-            return None
-        if body is None:
-            self.coverage.unchanged(why)
-            return None
-        after = rewrite(body)
-        if not self.coverage.rewrote("response", body, after):
+        after = self._rewritten(self.action.rewrite_body, "response", body, why)
+        if body is None or after is None:
             return None
         full, sent = len(body), len(after)
         length, error = None, None
