@@ -153,7 +153,7 @@ class FaultAddon:
         flow.metadata[KEY] = state = FlowState(entry, decision, started)
         entry.capture = state.capture
         if call.api is not None and call.method == "POST":  # an LLM call (a GET lists models, say)
-            state.meter = UsageMeter(call.api)  # type: ignore[arg-type]  # the config's api: is one of usage.Api
+            state.meter = UsageMeter(call.api, body)  # type: ignore[arg-type]  # the config's api: is one of usage.Api
             state.capture.tap = state.meter.feed
             entry.usage = dict(UNFINISHED)  # an LLM call from the start: its usage is known once its answer ends
         if decision is not None:
@@ -290,13 +290,38 @@ class FaultAddon:
         message = flow.error.msg if flow.error else "unknown error"
         if state.watch is not None and state.watch.expired:
             message = state.watch.expired
+        if _agent_left(message) and self._answered_whole(flow, state):
+            self._left_after_answer(flow, state)
+            return
         entry.error = entry.error or message
-        if state.ended and state.transform is not None and not state.finished:
-            state.transform.abandoned()  # the stream was ended early for the agent, and the upstream never ended
-        elif flow.response is not None and state.streaming and not state.ended and not _agent_left(message):
+        if flow.response is not None and state.streaming and not state.ended and not _agent_left(message):
             entry.closed_mid_body = True  # the agent had its status and part of the body when the upstream broke
         if state.coverage is not None and (flow.response is None or not state.streaming or self._timed_out(state)):
             state.coverage.upstream_failed(message)  # the agent got mitmproxy's 502, not the fault's change
+        self.finish(flow, state, self._client_status(flow, state))
+
+    @staticmethod
+    def _answered_whole(flow: http.HTTPFlow, state: FlowState) -> bool:
+        """Whether the agent had all of its answer: the exchange had ended, the proxy ended the body itself, every
+        byte of a body of known length passed, or an LLM stream's own end ([DONE], message_stop, ...) did."""
+        if state.finished or state.ended:
+            return True
+        if flow.response is None or not state.streaming:
+            return False
+        length = flow.response.headers.get("content-length", "")
+        if length.isdigit() and state.capture.size >= int(length):
+            return True
+        return state.meter is not None and state.meter.complete
+
+    def _left_after_answer(self, flow: http.HTTPFlow, state: FlowState) -> None:
+        """The agent hung up after its whole answer, before the upstream's end of body (openai-python closes at
+        [DONE], while the chunked terminator may still be on its way): the exchange ended as if that end had come
+        first, with no error, and a stream fault's transform ends as it does at the end of the body."""
+        if state.finished:
+            return
+        state.left_after_answer = True
+        if state.transform is not None:
+            state.transform.finish()
         self.finish(flow, state, self._client_status(flow, state))
 
     @staticmethod
@@ -315,13 +340,15 @@ class FaultAddon:
         return state.watch is not None and state.watch.expired is not None
 
     @staticmethod
-    def _ending(flow: http.HTTPFlow, entry: JournalEntry) -> Ending:
+    def _ending(flow: http.HTTPFlow, state: FlowState) -> Ending:
         """How an LLM call ended, for its usage: no answer or a cut one is unknown (flakeproxy.wire.usage_meter)."""
+        entry = state.entry
         if not entry.upstream_called:
             return Ending(entry.status, proxy_made=True)
         if flow.response is None:
             return Ending(None, cut=entry.error)
-        cut = entry.closed_mid_body or flow.error is not None or bool(entry.error)
+        broke = flow.error is not None and not state.left_after_answer
+        cut = entry.closed_mid_body or broke or bool(entry.error)
         return Ending(entry.status, cut=(entry.error or "the connection broke mid-body") if cut else None)
 
     def finish(self, flow: http.HTTPFlow, state: FlowState, status: int | None = None) -> None:
@@ -341,6 +368,6 @@ class FaultAddon:
         if state.coverage is not None:
             state.coverage.finish()
         if state.meter is not None and not state.usage_read:  # else read when the fault ended the stream
-            entry.usage = state.meter.finish(self._ending(flow, entry)).to_json()
+            entry.usage = state.meter.finish(self._ending(flow, state)).to_json()
         entry.complete = True  # the body fields are read from the capture when the entry is serialized
         self.journal.settle(entry)

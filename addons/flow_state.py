@@ -34,6 +34,7 @@ class FlowState:
     usage_read: bool = False  # the entry's usage is final (read when a fault ended the stream early)
     streaming: bool = False  # the response body goes through as it comes (its headers are sent first)
     ended: bool = False  # the streamed body was ended early by the transform
+    left_after_answer: bool = False  # the agent hung up once its whole answer had come (not an error)
     finished: bool = False  # the journal entry was written
 
 
@@ -106,12 +107,18 @@ class TransformedStream:
         if transform.done:
             state.ended = state.entry.delivered = True  # the agent's stream ends here, whatever comes upstream
             if state.meter is not None:  # what the agent got is all it gets: its usage is read now
-                ending = Ending(state.entry.status, cut="the fault ended the stream early")
-                state.entry.usage, state.usage_read = state.meter.finish(ending).to_json(), True
-            if self.cut is not None:
+                state.entry.usage, state.usage_read = state.meter.finish(self._ending()).to_json(), True
+            if self.cut is not None and transform.cut:  # a stream that ended on its own is not reset after its end
                 return self._cut_here(out)
             return self._end_here(out)
         return out if out else []  # never b"" mid-stream: that would end the body
+
+    def _ending(self) -> Ending:
+        """How the agent's stream ended: cut by the fault, or at the stream's own end (a transform that stops there,
+        as truncated_response on an answer with no text to cut, changed nothing)."""
+        if not self.transform.cut:
+            return Ending(self.state.entry.status)
+        return Ending(self.state.entry.status, cut="the fault ended the stream early", fault_end=True)
 
     def _cut_here(self, out: bytes) -> bytes | list[bytes]:
         """Send out as a last chunk framed by hand, then close the connection. With the header gone, mitmproxy

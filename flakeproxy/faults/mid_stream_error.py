@@ -16,7 +16,8 @@ class MidStreamErrorFault(Fault):
     """Send a provider error event inside a 200 SSE stream after after_events events, then end it.
 
     By default the error the API sends: `server_error` (OpenAI chat; the code of the Responses `error` event, or
-    of a final `response.failed` with `responses_event: response.failed`), `overloaded_error` (Anthropic).
+    of a final `response.failed` with `responses_event: response.failed`), `overloaded_error` (Anthropic). A
+    stream that reaches its own end ([DONE], message_stop) first gets none: no provider errs after its end.
     """
 
     mode: Literal["mid_stream_error"]
@@ -37,4 +38,4 @@ class MidStreamErrorFault(Fault):
             event = shape.stream_failed(self.message, self.error_type)
         else:
             event = shape.stream_error(self.message, self.error_type)
-        return Action(stream=lambda: MidStreamError(self.after_events, event))
+        return Action(stream=lambda: MidStreamError(self.after_events, event, shape.is_terminal))

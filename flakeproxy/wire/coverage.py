@@ -116,6 +116,12 @@ class WatchedStream:
     def done(self) -> bool:
         return self.transform.done
 
+    @property
+    def cut(self) -> bool:
+        """The agent's stream ended before the upstream's (False for a transform that stopped at the stream's own
+        end: nothing was cut)."""
+        return self._cut
+
     def feed(self, chunk: bytes) -> bytes:
         self._received += len(chunk)
         out = b"" if self.transform.done else self.transform.feed(chunk)
@@ -140,14 +146,6 @@ class WatchedStream:
             del self._pending[: len(out)]
         else:
             self._rewritten = True
-            self._pending.clear()
-            self._note()
-
-    def abandoned(self) -> None:
-        """The exchange ended (the agent left) after the transform had ended the stream and before the upstream
-        ended it: whatever the upstream still had to send never reached the agent, so the stream was cut."""
-        if self.transform.done and not self._cut:
-            self._cut = True
             self._pending.clear()
             self._note()
 

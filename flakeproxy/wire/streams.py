@@ -68,12 +68,16 @@ class StreamCut(EventStream):
 
 
 class MidStreamError(EventStream):
-    """Let after_events events through, then send a provider error event and end."""
+    """Let after_events events through, then send a provider error event and end. `terminal` tells the provider's
+    own last event: a stream that ends there anyway gets no error after it (no provider sends one)."""
 
-    def __init__(self, after_events: int, error_event: bytes) -> None:
+    def __init__(
+        self, after_events: int, error_event: bytes, terminal: Callable[[SseEvent], bool] | None = None
+    ) -> None:
         super().__init__()
         self.after_events = after_events
         self.error_event = error_event
+        self.terminal = terminal
         self._pending = error_event if after_events == 0 else b""
 
     def feed(self, chunk: bytes) -> bytes:
@@ -84,6 +88,9 @@ class MidStreamError(EventStream):
         return super().feed(chunk)
 
     def on_event(self, event: SseEvent) -> bytes:
+        if self.terminal is not None and self.terminal(event):
+            self.done = True
+            return event.raw
         if self.events >= self.after_events:
             self.done = self.cut = True
             return event.raw + self.error_event
@@ -123,7 +130,7 @@ class TruncateStream(EventStream):
             self.done = True
             return event.raw
         self._saw_text = False
-        out = bytes(self.provider.map_event(event, self._take, None))
+        out = unless_same(event, bytes(self.provider.map_event(event, self._take, None)))
         if self._saw_text and self.budget.spent:
             self.done = self.cut = True
             return out + b"".join(self.provider.length_tail(self.last))

@@ -32,6 +32,7 @@ class Ending:
     status: int | None  # what the agent got (None: no answer)
     proxy_made: bool = False  # the proxy answered (or closed) itself: the provider never saw the request
     cut: str | None = None  # why the answer is incomplete (the upstream failed mid-body, a read timeout), if it is
+    fault_end: bool = False  # a fault ended the stream early: the end events the agent got, if any, are the fault's
 
 
 class _JsonTail:
@@ -74,10 +75,12 @@ def _json_object(key: str, found: object, model: str | None) -> str:
 
 class UsageMeter:
     """Feed the answer's bytes as the agent gets them, each with the Content-Encoding they are in; set `sse` (an
-    event stream) before the first."""
+    event stream) before the first. `request` is the request's body (b"" when it was not read): it says whether
+    an OpenAI chat stream asked for its usage, read only when the stream reported none."""
 
-    def __init__(self, api: Api) -> None:
+    def __init__(self, api: Api, request: bytes = b"") -> None:
         self.api = api
+        self.request = request
         self.sse = False
         self._sse: UsageReader | None = None
         self._json: _JsonTail | None = None
@@ -109,6 +112,11 @@ class UsageMeter:
             elif self._json is not None:
                 self._json.feed(piece)
 
+    @property
+    def complete(self) -> bool:
+        """An event stream whose own end ([DONE], message_stop, ...) the agent got: all of the answer."""
+        return self._sse is not None and not self._undecodable and self._sse.complete
+
     def finish(self, ending: Ending) -> Usage:
         if ending.proxy_made:
             what = f"HTTP {ending.status}" if ending.status is not None else "a closed connection"
@@ -116,7 +124,7 @@ class UsageMeter:
         if ending.status is None:
             return unknown(f"no answer from the provider: {ending.cut or 'the exchange failed'}")
         if self._sse is not None and ending.cut and not self._undecodable:
-            read = self._sse.finish()  # a usage event that came before the cut counts; else what was seen
+            read = self._sse.finish(ending.fault_end, self.request)  # a usage event before the cut counts
             return read.model_copy(update={"reason": f"{ending.cut}: {read.reason}"}) if read.unknown else read
         if ending.cut:
             return unknown(f"the answer was cut: {ending.cut}")
@@ -125,7 +133,7 @@ class UsageMeter:
         if self._undecodable:
             return unknown(self._undecodable)
         if self._sse is not None:
-            return self._sse.finish()
+            return self._sse.finish(False, self.request)
         if self._json is not None:
             return self._json.usage(self.api, ending.status)
         return read_body(self.api, b"", ending.status)  # no body at all: not JSON

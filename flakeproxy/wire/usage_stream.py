@@ -95,10 +95,33 @@ def _json(event: SseEvent) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def asked_usage(request: bytes) -> bool | None:
+    """Whether an OpenAI chat request set stream_options.include_usage (None: its body was not read, or is not a
+    JSON object)."""
+    try:
+        body = json.loads(request) if request else None
+    except ValueError:
+        return None
+    if not isinstance(body, dict):
+        return None
+    options = body.get("stream_options")
+    return isinstance(options, dict) and bool(options.get("include_usage"))
+
+
 class _State:
-    """What one provider's stream says about usage, kept as it goes."""
+    """What one provider's stream says about usage, kept as it goes.
+
+    `finish(fault_end, request)`: `fault_end` says a fault ended the stream early. One that ends it the way the
+    provider does (truncated_response) makes that end itself, so the end events the agent got are the fault's,
+    and the usage in them, if any, is not the provider's: the fault cannot know the true count, so the usage is
+    unknown (docs/cost.md). `request` is the request's body (b"" when it was not read)."""
 
     markers: tuple[bytes, ...] = ()  # an event without any of these says nothing about usage
+
+    @property
+    def complete(self) -> bool:
+        """The stream's own end passed ([DONE], message_stop, ...): the agent had all of the answer."""
+        raise NotImplementedError
 
     def wants(self, block: bytes) -> bool:
         return any(m in block for m in self.markers)
@@ -109,7 +132,7 @@ class _State:
     def on_overflow(self, event: Overflow) -> None:
         """A long event (the providers' usage-bearing events are short, except the ones overridden)."""
 
-    def finish(self) -> Usage:
+    def finish(self, fault_end: bool, request: bytes) -> Usage:
         raise NotImplementedError
 
 
@@ -131,15 +154,31 @@ class OpenAIChatUsage(_State):
         if data.get("usage"):  # servers that report usage on every chunk too: the last one counts
             self.usage, self.final, self.model = data["usage"], data.get("choices") == [], data.get("model")
 
-    def finish(self) -> Usage:
-        if self.usage and (self.final or self.done):
+    @property
+    def complete(self) -> bool:
+        return self.done
+
+    def finish(self, fault_end: bool, request: bytes) -> Usage:
+        done = self.done and not fault_end  # a [DONE] the fault sent is not the provider's
+        if self.usage and (self.final or done):
             return openai_chat(self.usage, self.model)
         if self.usage:
             seen = openai_chat(self.usage, self.model)
             return unknown("the stream was cut before its final usage chunk", input_tokens=seen.input_tokens)
-        if self.done:
+        asked = asked_usage(request)
+        if asked is False:
             return unknown("the stream reported no usage (stream_options.include_usage was not set)")
-        return unknown("the stream was cut before [DONE] and reported no usage")
+        if not done:
+            return unknown(
+                "the stream was cut before its usage chunk"
+                if asked
+                else "the stream was cut before [DONE] and reported no usage"
+            )
+        if asked:
+            return unknown(
+                "the stream ended without the usage chunk the request asked for (stream_options.include_usage)"
+            )
+        return unknown("the stream reported no usage (the request was not read: was stream_options.include_usage set?)")
 
 
 class ResponsesUsage(_State):
@@ -167,10 +206,14 @@ class ResponsesUsage(_State):
             self.ended, self.usage = kind, tail_object(event.tail, "usage")
             self.model = first_string(event.head, "model")  # before the output, unless the instructions are long
 
-    def finish(self) -> Usage:
-        if self.usage:
+    @property
+    def complete(self) -> bool:
+        return self.ended is not None
+
+    def finish(self, fault_end: bool, request: bytes) -> Usage:
+        if self.usage and not fault_end:
             return openai_responses(self.usage, self.model)
-        if self.ended:
+        if self.ended and not fault_end:
             return unknown(f"{self.ended} reported no usage")
         return unknown("the stream was cut before response.completed")
 
@@ -178,11 +221,11 @@ class ResponsesUsage(_State):
 class AnthropicUsage(_State):
     """message_start's usage (input and cache counts), overwritten by message_delta's cumulative counts."""
 
-    markers = (b"message_start", b"message_delta")
+    markers = (b"message_start", b"message_delta", b"message_stop")
 
     def __init__(self) -> None:
         self.usage: dict[str, Any] = {}
-        self.started = self.delta = False
+        self.started = self.delta = self.stopped = False
         self.model: str | None = None
 
     def on_event(self, event: SseEvent) -> None:
@@ -194,13 +237,20 @@ class AnthropicUsage(_State):
         elif data.get("type") == "message_delta" and isinstance(data.get("usage"), dict):
             self.delta = True
             self.usage.update({k: v for k, v in data["usage"].items() if v is not None})
+        elif data.get("type") == "message_stop":
+            self.stopped = True
 
-    def finish(self) -> Usage:
-        if self.delta:
+    @property
+    def complete(self) -> bool:
+        return self.stopped
+
+    def finish(self, fault_end: bool, request: bytes) -> Usage:
+        made = fault_end and self.stopped  # the fault's message_delta and message_stop: its output count is made up
+        if self.delta and not made:
             return anthropic(self.usage, self.model)
         if not self.started:
             return unknown("the stream was cut before message_start and reported no usage")
-        seen = anthropic(self.usage, self.model)
+        seen = anthropic(self.usage, self.model)  # a fault's message_delta changes only the output count
         return unknown(
             "the stream was cut before message_delta: its output tokens are unknown",
             input_tokens=seen.input_tokens,
@@ -235,8 +285,12 @@ class GeminiUsage(_State):
         finished = re.search(r'"finishReason"\s*:\s*"', event.head + event.tail) is not None
         self._chunk(finished, tail_object(event.tail, "usageMetadata"), first_string(event.tail, "modelVersion"))
 
-    def finish(self) -> Usage:
-        if self.final is not None:
+    @property
+    def complete(self) -> bool:
+        return self.finished
+
+    def finish(self, fault_end: bool, request: bytes) -> Usage:
+        if self.final is not None:  # a fault's last chunk carries no usageMetadata: this one is the provider's
             return gemini(self.final, self.model)
         if self.last is None:
             return unknown("the stream reported no usageMetadata")
@@ -272,5 +326,12 @@ class UsageReader:
             elif self._state.wants(item):
                 self._state.on_event(parse_event(item))
 
-    def finish(self) -> Usage:
-        return self._state.finish()
+    @property
+    def complete(self) -> bool:
+        """The stream's own end passed: the agent had all of the answer."""
+        return self._state.complete
+
+    def finish(self, fault_end: bool = False, request: bytes = b"") -> Usage:
+        """The call's usage; `fault_end`: a fault ended the stream early (its end events, if any, are the fault's),
+        `request`: the request's body (b"": not read), which tells whether an OpenAI chat request asked for usage."""
+        return self._state.finish(fault_end, request)

@@ -232,8 +232,8 @@ def responses_events(body: dict[str, Any]) -> list[bytes]:
 
 
 class _App:
-    def __init__(self, upstream: Upstream, event_gap_s: float) -> None:
-        self.upstream, self.gap = upstream, event_gap_s
+    def __init__(self, upstream: Upstream, event_gap_s: float, end_gap_s: float = 0.0) -> None:
+        self.upstream, self.gap, self.end_gap = upstream, event_gap_s, end_gap_s
 
     @web.middleware
     async def record(self, request: web.Request, handler: Any) -> web.StreamResponse:
@@ -248,6 +248,8 @@ class _App:
             if i and (gap if gap is not None else self.gap):
                 await asyncio.sleep(gap if gap is not None else self.gap)
             await response.write(event)
+        if self.end_gap:  # the last event is out; the body's end (the chunked terminator) comes later
+            await asyncio.sleep(self.end_gap)
         await response.write_eof()
         return response
 
@@ -281,8 +283,8 @@ class _App:
         return web.json_response({"method": request.method, "body": (await request.read()).decode()})
 
 
-async def _start(upstream: Upstream, port: int, gap: float) -> web.AppRunner:
-    app_state = _App(upstream, gap)
+async def _start(upstream: Upstream, port: int, gap: float, end_gap: float = 0.0) -> web.AppRunner:
+    app_state = _App(upstream, gap, end_gap)
     app = web.Application(middlewares=[app_state.record])
     app.add_routes(
         [
@@ -302,16 +304,17 @@ async def _start(upstream: Upstream, port: int, gap: float) -> web.AppRunner:
 
 
 class RunningUpstream:
-    """Start with `with RunningUpstream() as up:`; up.url, up.requests, up.count(path)."""
+    """Start with `with RunningUpstream() as up:`; up.url, up.requests, up.count(path). event_gap_s: the wait
+    between two events of a stream; end_gap_s: between its last event and the end of its body."""
 
-    def __init__(self, event_gap_s: float = 0.0) -> None:
-        self.gap = event_gap_s
+    def __init__(self, event_gap_s: float = 0.0, end_gap_s: float = 0.0) -> None:
+        self.gap, self.end_gap = event_gap_s, end_gap_s
 
     def __enter__(self) -> Upstream:
         self.thread = LoopThread("upstream")
         port = free_port()
         self.upstream = Upstream(f"http://127.0.0.1:{port}")
-        self.runner = self.thread.run(_start(self.upstream, port, self.gap))
+        self.runner = self.thread.run(_start(self.upstream, port, self.gap, self.end_gap))
         return self.upstream
 
     def __exit__(self, *exc: object) -> None:

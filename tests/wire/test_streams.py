@@ -69,3 +69,30 @@ def test_partial_event_waits_for_its_end() -> None:
     assert t.feed(b"data: x") == b""
     assert t.feed(b"\n\n") == b"data: x\n\n"
     assert t.finish() == b""
+
+
+def pretty_tool_call() -> bytes:
+    """A tool-call-only answer as servers write it: JSON with spaces after ':' and ','."""
+    call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "get_quote", "arguments": ""}}
+    deltas = [{"role": "assistant", "content": None, "tool_calls": [call]}]
+    deltas += [{"tool_calls": [{"index": 0, "function": {"arguments": p}}]} for p in ('{"symbol": ', '"AAPL"}')]
+    chunks = [{"id": "chatcmpl-1", "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
+    chunks.append({"id": "chatcmpl-1", "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
+    return b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks) + b"data: [DONE]\n\n"
+
+
+def test_truncate_stream_passes_an_answer_with_no_text_as_it_came() -> None:
+    """Nothing to cut: each event goes out as its bytes came, not re-serialised (that would read as a change)."""
+    body = pretty_tool_call()
+    t = TruncateStream(OpenAIChat(), 1)
+    assert t.feed(body) == body
+    assert t.done and not t.cut  # ended at the stream's own [DONE]
+
+
+def test_mid_stream_error_counting_to_the_end_sends_no_error_after_it() -> None:
+    body = chat("a ", "b")
+    err = OpenAIChat().stream_error()
+    at_end = MidStreamError(4, err, OpenAIChat().is_terminal)  # two words, the finish chunk, [DONE]
+    assert at_end.feed(body) == body and at_end.done and not at_end.cut
+    before = MidStreamError(3, err, OpenAIChat().is_terminal)
+    assert before.feed(body).endswith(err) and before.cut

@@ -9,8 +9,10 @@ from typing import Any
 
 import pytest
 
+from flakeproxy.wire.providers import LLM_PROVIDERS
+from flakeproxy.wire.streams import TruncateStream
 from flakeproxy.wire.usage import Usage
-from flakeproxy.wire.usage_stream import BoundedEvents, Overflow, UsageReader, tail_object
+from flakeproxy.wire.usage_stream import BoundedEvents, Overflow, UsageReader, asked_usage, tail_object
 from tests.wire.test_usage import ANTHROPIC, CHAT, GEMINI, RESPONSES
 from tests.wire.usage_shapes import anthropic_stream, chat_stream, gemini_stream, responses_stream, sse
 
@@ -23,14 +25,16 @@ STREAMS: list[tuple[Any, list[bytes], Usage, int]] = [
     ("gemini", gemini_stream(), GEMINI, -1),  # the chunk with finishReason
 ]
 NO_INCLUDE_USAGE = "the stream reported no usage (stream_options.include_usage was not set)"
+ASKED = json.dumps({"model": "m", "stream": True, "stream_options": {"include_usage": True}}).encode()
+NOT_ASKED = json.dumps({"model": "m", "stream": True}).encode()
 IDS = ["chat", "responses", "anthropic", "anthropic-older-delta", "gemini"]
 
 
-def read(api: Any, chunks: list[bytes], **kwargs: Any) -> Usage:
-    reader = UsageReader(api, **kwargs)
+def read(api: Any, chunks: list[bytes], fault_end: bool = False, request: bytes = NOT_ASKED, **kw: Any) -> Usage:
+    reader = UsageReader(api, **kw)
     for chunk in chunks:
         reader.feed(chunk)
-    return reader.finish()
+    return reader.finish(fault_end, request)
 
 
 @pytest.mark.parametrize(("api", "events", "expected", "last"), STREAMS, ids=IDS)
@@ -71,8 +75,7 @@ def test_a_stream_cut_anywhere_before_its_usage_is_unknown(
     ("api", "events", "reason"),
     [
         ("openai", chat_stream(include_usage=False), NO_INCLUDE_USAGE),
-        ("openai", chat_stream(include_usage=False)[:-1], "the stream was cut before [DONE] and reported no usage"),
-        ("openai", chat_stream(include_usage=True)[:-2], "the stream was cut before [DONE] and reported no usage"),
+        ("openai", chat_stream(include_usage=False)[:-1], NO_INCLUDE_USAGE),
         ("openai-responses", responses_stream()[:-1], "the stream was cut before response.completed"),
         ("anthropic", anthropic_stream()[:1], "the stream was cut before message_delta: its output tokens are unknown"),
         ("anthropic", [], "the stream was cut before message_start and reported no usage"),
@@ -83,6 +86,93 @@ def test_a_stream_cut_anywhere_before_its_usage_is_unknown(
 def test_why_a_stream_usage_is_unknown(api: Any, events: list[bytes], reason: str) -> None:
     usage = read(api, events)
     assert usage.unknown and usage.reason == reason
+
+
+@pytest.mark.parametrize(
+    ("request_body", "reason"),
+    [
+        (ASKED, "the stream was cut before its usage chunk"),
+        (b"", "the stream was cut before [DONE] and reported no usage"),  # the request was not read
+    ],
+)
+def test_a_chat_stream_cut_before_its_usage_chunk(request_body: bytes, reason: str) -> None:
+    for events in (chat_stream(include_usage=True)[:-2], chat_stream(include_usage=True)[:3]):
+        usage = read("openai", events, request=request_body)
+        assert usage.unknown and usage.reason == reason
+
+
+@pytest.mark.parametrize(
+    ("request_body", "reason"),
+    [
+        (NOT_ASKED, NO_INCLUDE_USAGE),
+        (json.dumps({"stream_options": {"include_usage": False}}).encode(), NO_INCLUDE_USAGE),
+        (ASKED, "the stream ended without the usage chunk the request asked for (stream_options.include_usage)"),
+        (b"", "the stream reported no usage (the request was not read: was stream_options.include_usage set?)"),
+        (b"not json", "the stream reported no usage (the request was not read: was stream_options.include_usage set?)"),
+    ],
+    ids=["not-asked", "asked-false", "asked", "not-read", "not-json"],
+)
+def test_a_chat_stream_without_usage_blames_include_usage_only_when_the_request_did_not_set_it(
+    request_body: bytes, reason: str
+) -> None:
+    usage = read("openai", chat_stream(include_usage=False), request=request_body)
+    assert usage.unknown and usage.reason == reason
+
+
+def truncated(api: Any, events: list[bytes], max_words: int = 2) -> list[bytes]:
+    """What the agent gets when truncated_response ends the stream the way the provider ends a max_tokens answer."""
+    cut = TruncateStream(LLM_PROVIDERS[api], max_words)
+    out = [cut.feed(e) for e in events]
+    assert cut.done and cut.cut
+    return out
+
+
+@pytest.mark.parametrize(
+    ("api", "events", "request_body", "reason"),
+    [
+        ("openai", chat_stream(include_usage=True), ASKED, "the stream was cut before its usage chunk"),
+        ("openai", chat_stream(include_usage=False), NOT_ASKED, NO_INCLUDE_USAGE),
+        (
+            "anthropic",
+            anthropic_stream(),
+            b"",
+            "the stream was cut before message_delta: its output tokens are unknown",
+        ),
+        ("openai-responses", responses_stream(), b"", "the stream was cut before response.completed"),
+        ("gemini", gemini_stream(), b"", "the stream was cut before its last chunk (finishReason)"),
+    ],
+    ids=["chat-asked", "chat-not-asked", "anthropic", "responses", "gemini"],
+)
+def test_the_end_a_fault_made_reports_no_usage(api: Any, events: list[bytes], request_body: bytes, reason: str) -> None:
+    """truncated_response ends the stream as the provider would ([DONE], message_delta + message_stop, ...) but
+    cannot know the usage: what it sent says none (Anthropic's message_delta must hold an output count for the SDK,
+    which is not read), and a [DONE] after a cut is no reason to blame the request."""
+    agent_got = truncated(api, events)
+    usage = read(api, agent_got, fault_end=True, request=request_body)
+    assert usage.unknown and usage.output_tokens is None and usage.reason == reason, usage
+    assert UsageReader(api).complete is False
+    reader = UsageReader(api)
+    reader.feed(b"".join(agent_got))
+    assert reader.complete  # the agent got an end: it had all of what it was sent
+
+
+@pytest.mark.parametrize(("api", "events", "expected", "last"), STREAMS, ids=IDS)
+def test_a_stream_is_complete_once_its_own_end_passed(
+    api: Any, events: list[bytes], expected: Usage, last: int
+) -> None:
+    reader = UsageReader(api)
+    for event in events:
+        assert not reader.complete
+        reader.feed(event)
+    assert reader.complete
+
+
+@pytest.mark.parametrize(
+    ("body", "asked"),
+    [(ASKED, True), (NOT_ASKED, False), (b"", None), (b"[1]", None), (b'{"stream_options": null}', False)],
+)
+def test_asked_usage(body: bytes, asked: bool | None) -> None:
+    assert asked_usage(body) is asked
 
 
 def test_a_cut_stream_keeps_the_counts_it_saw() -> None:
@@ -109,6 +199,8 @@ def test_per_chunk_usage_is_final_only_on_the_last_chunk() -> None:
     usage = read("openai", running)
     assert usage.unknown and usage.reason == "the stream was cut before its final usage chunk"
     assert usage.input_tokens == 2066
+    made_end = read("openai", [*running, sse("[DONE]")], fault_end=True)  # a [DONE] after a cut is the fault's
+    assert made_end.unknown and made_end.reason == "the stream was cut before its final usage chunk"
 
 
 @pytest.mark.parametrize(("api", "events", "expected"), [
