@@ -7,8 +7,10 @@ from flakeproxy.judging.verdict import Observation, Verdict, cannot_judge, check
 
 
 class Completes(Invariant):
-    """The agent answered at all: no timeout, no transport error, no unparseable reply. An answer that a wrong
-    agent.response_path could not read (it read no calm answer either) is ERROR: a config problem, not the agent's."""
+    """The agent answered at all: no timeout, no transport error, no unparseable reply.
+
+    An answer a wrong agent.response_path could not read (it read no calm answer either) is ERROR: a config
+    problem, not the agent's (flakeproxy.judging.calm_checks)."""
 
     type: Literal["completes"]
     needs_answer: ClassVar[bool] = False
