@@ -60,6 +60,16 @@ class TurnRecord(Model):
     latency_ms: float = 0.0
 
 
+class UnreadAnswer(Model):
+    """The agent answered JSON, but agent.response_path found nothing in it: where the path stopped and what the
+    body held there. A wrong response_path reads like this in every answer, which tells it from an agent that
+    answered in another shape (flakeproxy.judging.calm_checks)."""
+
+    at: str = Field(description="The part of response_path that was found: $ (the body) or e.g. $.data.")
+    holds: Literal["object", "array", "string", "number", "boolean", "null"]
+    keys: list[str] = Field(default_factory=list, description="Its keys, when it is an object (the first 20).")
+
+
 class Episode(Model):
     """One invocation of the agent, started from a reset: (scenario, prompt, replica). A conversation is one
     episode too: its turns run in order after one reset, and answer, error and latency are the last turn's answer
@@ -82,6 +92,9 @@ class Episode(Model):
     answer: str | None = None
     latency_ms: float = 0.0
     error: str | None = Field(None, description="Why the agent gave no answer (an agent error, not a failure).")
+    unread: UnreadAnswer | None = Field(
+        None, description="The agent answered JSON that agent.response_path found nothing in (error says so too)."
+    )
     journal: list[dict[str, Any]] = Field(default_factory=list)
     unattributed: int = Field(0, description="Requests seen while this episode ran that could not be tied to it.")
     unsettled: int = Field(

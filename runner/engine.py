@@ -19,12 +19,13 @@ from flakeproxy.config.settings import HttpMockService
 from flakeproxy.config.warnings import attribution_fix, config_warnings, needs_attribution, shared_state
 from flakeproxy.crash import crashed
 from flakeproxy.errors import ConfigError, FlakeproxyError
+from flakeproxy.judging.calm_checks import check_calm
 from flakeproxy.judging.cells import Context, judge_scenario
-from flakeproxy.judging.coverage import coverage, describe, scenario_coverage
+from flakeproxy.judging.coverage import coverage, describe, never_called, scenario_coverage
 from flakeproxy.judging.scoring import score_contract
 from flakeproxy.judging.spending import account, pricing_date, run_spend, scenario_spend
 from flakeproxy.planning.checks import has_reset, plan_contract, resolve_paths
-from flakeproxy.planning.plan import STATEFUL_WARNING, Plan, plan_episodes, shard_of
+from flakeproxy.planning.plan import STATEFUL_WARNING, Plan, is_calm, plan_episodes, shard_of
 from flakeproxy.proxycore.redact import Redactor
 from flakeproxy.results import CellResult, Episode, RunResult, ScenarioCoverage, ShardInfo
 from flakeproxy.runner.agents import make_agent
@@ -220,6 +221,7 @@ class ContractRun:
         for episode in plan.episodes:
             groups.setdefault(episode.scenario, []).append(episode)
         waiting = {name: {e.id for e in episodes} for name, episodes in groups.items()}
+        calm = [n for n in groups if n is not None and is_calm(self.config.scenario(n))]
         ctx = Context(self.config, self.done, plan.baselines)
         before, judged = list(self.result.cells), {}
         lock = asyncio.Lock()
@@ -227,7 +229,7 @@ class ContractRun:
         async def after(episode: Episode) -> None:
             waiting[episode.scenario].discard(episode.id)
             async with lock:  # one judge at a time, in matrix order
-                for name in [n for n in groups if n is not None and n not in judged and self._ready(n, waiting)]:
+                for name in [n for n in groups if n is not None and n not in judged and self._ready(n, waiting, calm)]:
                     judged[name] = await self._judge(name, plan, ctx)
                     self.result.cells = before + [c for n in groups if n in judged for c in judged[n]]
                     self._write()
@@ -238,9 +240,10 @@ class ContractRun:
         self._write()
 
     @staticmethod
-    def _ready(name: str, waiting: dict[str | None, set[str]]) -> bool:
-        """A scenario can be judged once its episodes are in, and the calm ones (baselines) it may compare with."""
-        return not waiting[name] and not waiting.get(None)
+    def _ready(name: str, waiting: dict[str | None, set[str]], calm: list[str]) -> bool:
+        """A scenario can be judged once its episodes are in, and the calm ones it may compare with (baselines)
+        and whose world it is judged in (flakeproxy.judging.calm_checks)."""
+        return not waiting[name] and not waiting.get(None) and not any(waiting[c] for c in calm)
 
     async def _judge(self, name: str, plan: Plan, ctx: Context) -> list[CellResult]:
         await self._unattributed()
@@ -249,9 +252,11 @@ class ContractRun:
             return []
         scenario = self.config.scenario(name)
         done = self._in_plan_order()  # verdicts in plan order, as at concurrency 1
-        note = describe(
-            scenario_coverage(scenario, done, self.result.unattributed_journal), attribution_fix(self.config)
-        )
+        for line in check_calm(self.config, name, done) if is_calm(scenario) else []:  # exit 3: an upstream down
+            if line.removeprefix("warning: ") not in self.result.warnings:
+                self.warn(line)
+        covered = scenario_coverage(scenario, done, self.result.unattributed_journal)
+        note = describe(covered, attribution_fix(self.config), never_called(self.config, scenario, done))
         if note:
             self.warn(note)
         cells = await asyncio.to_thread(judge_scenario, scenario, done, ctx)

@@ -17,6 +17,8 @@ from flakeproxy.config.default_pricing import effective_pricing
 from flakeproxy.config.warnings import ATTRIBUTION_FIX, attribution_fix
 from flakeproxy.invariants.base import Invariant
 from flakeproxy.judging.adaptive import design_of, replica_state
+from flakeproxy.judging.calm_checks import response_path_unread
+from flakeproxy.judging.coverage import never_called, uncalled_detail
 from flakeproxy.judging.replicas import aggregate_replicas, pass_at_k, pass_hat_k
 from flakeproxy.judging.stats import rate_verdict, wilson
 from flakeproxy.judging.stats_sequential import CellState
@@ -80,6 +82,7 @@ def observe(episode: Episode, ctx: Context) -> Observation:
         agent_spans=episode.agent_spans,
         baseline_journal=ctx.baseline_journal(episode),
         pricing=effective_pricing(ctx.config.pricing),
+        unread=response_path_unread(ctx.config, ctx.episodes.values()) if episode.unread is not None else None,
     )
 
 
@@ -191,10 +194,15 @@ def cell_result(invariant: Invariant, scenario: Scenario, outcome: Outcome, reas
 
 
 def uncovered(
-    invariant: Invariant, scenario: Scenario, episodes: list[Episode], fix: str = ATTRIBUTION_FIX["header"]
+    invariant: Invariant,
+    scenario: Scenario,
+    episodes: list[Episode],
+    fix: str = ATTRIBUTION_FIX["header"],
+    config: FlakeproxyConfig | None = None,
 ) -> str | None:
     """Why a chaos-conditioned cell cannot be judged: none of the faults its `when` is about applied (`fix`:
-    how the agent's requests become attributable, when some were not)."""
+    how the agent's requests become attributable, when some were not; `config`: to tell whether the agent
+    called what the faults aim at at all)."""
     sections = SECTIONS_FOR.get(invariant.when)
     if sections is None or not episodes:
         return None
@@ -207,6 +215,9 @@ def uncovered(
             f"{loose} request(s) of these episodes could not be attributed to them, so whether the faults of "
             f"{scenario.name} reached them is unknown; {fix}"
         )
+    uncalled = never_called(config, scenario, episodes) if config is not None and not faults else []
+    if uncalled:
+        return f"scenario {scenario.name} injected nothing: {uncalled_detail(uncalled)}; {invariant.when} not met"
     why = sorted({f.not_applied_reason for f in faults if f.not_applied_reason})
     detail = f" (decided {len(faults)} time(s), applied 0{': ' + '; '.join(why) if why else ''})" if faults else ""
     return f"scenario {scenario.name} injected nothing{detail}: check the targets and faults; {invariant.when} not met"
@@ -221,7 +232,7 @@ def judge_cell(invariant: Invariant, scenario: Scenario, episodes: list[Episode]
     verdicts = [judge_episode(invariant, e, ctx) for e in mine]
     ids = [e.id for e in mine]
     applied = [f for e in mine for f in e.faults()]
-    why = uncovered(invariant, scenario, mine, attribution_fix(ctx.config))
+    why = uncovered(invariant, scenario, mine, attribution_fix(ctx.config), ctx.config)
     if why:
         return cell_result(invariant, scenario, "error", why, episodes=ids, verdicts=verdicts, faults_injected=applied)
     return _replicas(invariant, scenario, verdicts, ctx.config, episodes=ids, faults_injected=applied)

@@ -2,26 +2,69 @@
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Sequence
 from typing import Any
 
 from flakeproxy.config import FlakeproxyConfig, Scenario
-from flakeproxy.faults import Fault
+from flakeproxy.faults import LLM_ATTACKS, Fault
 from flakeproxy.results import Episode, FaultCoverage, ScenarioCoverage
 from flakeproxy.wire.record import FaultRecord, read_fault
 
 
-def _declared(scenario: Scenario) -> dict[tuple[str, int], FaultCoverage]:
-    sections: list[tuple[str, Sequence[Fault]]] = [
+def _sections(scenario: Scenario) -> list[tuple[str, Sequence[Fault]]]:
+    return [
         ("tool_faults", scenario.tool_faults),
         ("llm_faults", scenario.llm_faults),
         ("context_attacks", scenario.context_attacks),
     ]
+
+
+def _declared(scenario: Scenario) -> dict[tuple[str, int], FaultCoverage]:
     return {
         (section, i): FaultCoverage(section=section, index=i, kind=fault.kind)
-        for section, faults in sections
+        for section, faults in _sections(scenario)
         for i, fault in enumerate(faults)
     }
+
+
+def _aimed_at(config: FlakeproxyConfig, scenario: Scenario) -> set[str] | None:
+    """The targets the scenario's faults can fire on, as the proxy matches them (`tool:` among the targets of
+    their side, an LLM fault without one on every `api:` target); None when a fault names requests by URL alone."""
+    names: set[str] = set()
+    for section, faults in _sections(scenario):
+        for fault in faults:
+            llm = section == "llm_faults" or isinstance(fault, LLM_ATTACKS)
+            side = [name for name, target in config.targets.items() if bool(target.api) == llm]
+            if fault.tool:
+                names |= {name for name in side if fnmatch.fnmatchcase(name, fault.tool)}
+            elif fault.match_url:
+                return None
+            elif llm:
+                names |= set(side)
+    return names
+
+
+def never_called(config: FlakeproxyConfig, scenario: Scenario, episodes: Sequence[Episode]) -> list[str]:
+    """The targets the scenario's faults aim at, when its episodes made no request at all on their listeners: the
+    agent never called them (it answered without them, hung, or failed before: its LLM down, say), which no
+    change of targets would fix. [] when they made one, or a fault names requests by URL alone."""
+    aimed = _aimed_at(config, scenario)
+    if not aimed:
+        return []
+    listeners = {config.targets[name].listener for name in aimed}
+    mine = [e for e in episodes if e.scenario == scenario.name and e.purpose == "matrix"]
+    if any(entry.get("listener") in listeners for e in mine for entry in e.journal):
+        return []
+    return sorted(aimed)
+
+
+def uncalled_detail(names: Sequence[str]) -> str:
+    """Why nothing was decided, when the agent never called what the faults aim at (see never_called)."""
+    return (
+        f"its episodes made no request to {', '.join(names)}: the agent never called it (it answered without it, "
+        "hung, or failed before it: see their answers and journals)"
+    )
 
 
 def _count(row: FaultCoverage, record: FaultRecord) -> None:
@@ -87,9 +130,9 @@ def coverage(
     return [scenario_coverage(s, episodes, unattributed) for s in config.matrix]
 
 
-def describe(cov: ScenarioCoverage, fix: str = "forward x-flakeproxy-cell") -> str | None:
+def describe(cov: ScenarioCoverage, fix: str = "forward x-flakeproxy-cell", uncalled: Sequence[str] = ()) -> str | None:
     """A warning line for a chaos scenario that injected nothing, or one of whose faults never applied (`fix`:
-    how the agent's requests become attributable, when some were not)."""
+    how the agent's requests become attributable, when some were not; `uncalled`: never_called's targets)."""
     if not cov.chaos or not cov.episodes:
         return None
     if cov.applied == 0 and cov.unattributed:
@@ -98,14 +141,14 @@ def describe(cov: ScenarioCoverage, fix: str = "forward x-flakeproxy-cell") -> s
             f"({cov.unattributed}), so whether its faults reached the agent is unknown; {fix}"
         )
     if cov.applied == 0:
+        head = f"warning: scenario {cov.scenario} injected nothing in {cov.episodes} episode(s) (decided {cov.decided}"
+        if not cov.decided and uncalled:
+            return f"{head}, applied 0): {uncalled_detail(uncalled)}"
         reasons = sorted({r for f in cov.faults for r in f.not_applied_reasons})
         detail = (
             f": {'; '.join(reasons)}" if reasons else (": no request matched its faults" if not cov.decided else "")
         )
-        return (
-            f"warning: scenario {cov.scenario} injected nothing in {cov.episodes} episode(s) "
-            f"(decided {cov.decided}, applied 0){detail}; check targets"
-        )
+        return f"{head}, applied 0){detail}; check targets"
     idle = [f"{f.section}[{f.index}] {f.kind}" for f in cov.faults if f.applied == 0]
     if idle:
         return f"warning: scenario {cov.scenario}: {', '.join(idle)} never applied (the others did)"

@@ -69,3 +69,5 @@ class Observation:
     baseline_journal: list[dict[str, Any]] | None = None
     pricing: Any = None  # the config's pricing table (flakeproxy.config.pricing.PricingTable), for cost checks
     agent_spans: list[AgentSpan] = field(default_factory=list)  # the agent's own spans (proxy.otlp)
+    #: the agent answered, but agent.response_path is wrong for it: why (flakeproxy.judging.calm_checks)
+    unread: str | None = None

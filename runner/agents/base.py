@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from flakeproxy.results import UnreadAnswer
 from flakeproxy.wire.trace import TraceContext
 
 if TYPE_CHECKING:
@@ -21,6 +22,7 @@ class Reply:
     text: str | None
     latency_ms: float
     error: str | None = None
+    unread: UnreadAnswer | None = None  # a JSON answer response_path found nothing in (error says so too)
 
 
 #: One message of a conversation's history: {"role": "user" | "assistant", "content": text}.

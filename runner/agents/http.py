@@ -16,6 +16,7 @@ from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt,
 from flakeproxy.config.agent import HttpAgent, parse_response_path
 from flakeproxy.errors import InfrastructureError
 from flakeproxy.proxycore.redact import Redactor
+from flakeproxy.results import UnreadAnswer
 from flakeproxy.runner.agents.base import Invocation, Reply, clip
 from flakeproxy.runner.ports import EpisodePort
 from flakeproxy.wire.call import CELL_HEADER
@@ -45,12 +46,19 @@ def fill(template: Any, prompt: str, how: Invocation | None = None) -> Any:
 
 
 class PathMissing(Exception):
-    pass
+    """response_path stopped at a step the body does not have; `unread` says where, and what the body held there."""
+
+    def __init__(self, step: str | int, unread: UnreadAnswer) -> None:
+        super().__init__(step)
+        self.unread = unread
 
 
 def follow(data: Any, steps: list[str | int]) -> Any:
-    for step in steps:
-        data = _step(data, step)
+    for n, step in enumerate(steps):
+        try:
+            data = _step(data, step)
+        except LookupError:
+            raise PathMissing(step, unread_at(steps[:n], data)) from None
     return data
 
 
@@ -61,7 +69,26 @@ def _step(data: Any, step: str | int) -> Any:
             return data[step]
     elif isinstance(data, dict) and step in data:
         return data[step]
-    raise PathMissing(step)
+    raise LookupError(step)
+
+
+#: what a JSON value is, by the Python type json.loads gives it (None: null)
+JSON_KINDS: dict[type, str] = {
+    dict: "object",
+    list: "array",
+    str: "string",
+    bool: "boolean",
+    int: "number",
+    float: "number",
+}
+
+
+def unread_at(found: list[str | int], data: Any) -> UnreadAnswer:
+    """Where a response path stopped (the steps found, written as a path) and what the body held there."""
+    at = "$" + "".join(f"[{s}]" if isinstance(s, int) else f".{s}" if s.isidentifier() else f"[{s!r}]" for s in found)
+    keys = [str(k)[:40] for k in list(data)[:20]] if isinstance(data, dict) else []
+    holds = JSON_KINDS.get(type(data), "null")
+    return UnreadAnswer.model_validate({"at": at, "holds": holds, "keys": keys})
 
 
 def as_text(value: Any) -> str:
@@ -174,9 +201,8 @@ class HttpAdapter:
                 return Reply(None, ms, f"agent answer is not JSON, so response_path cannot apply: {clip(text)}")
             return Reply(as_text(follow(data, self.steps)), ms)
         except PathMissing as e:
-            return Reply(
-                None, ms, f"response_path {self.config.response_path} not found (at {e.args[0]!r}) in: {clip(text)}"
-            )
+            why = f"response_path {self.config.response_path} not found (at {e.args[0]!r}) in: {clip(text)}"
+            return Reply(None, ms, why, unread=e.unread)
 
     def _assemble(self, pieces: list[str]) -> str:
         """Join streamed pieces: by response_path when set, OpenAI-style deltas, or the raw data."""

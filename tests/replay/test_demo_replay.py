@@ -98,7 +98,9 @@ def test_ci_with_replays_shows_the_replay_pillar_and_its_weights(
     from flakeproxy.runner.ci import run_ci_async
 
     world, sessions, _ = recorded
-    with serving(thread, world.agent()) as agent:  # upstreams stopped: the replay still serves
+    # the upstreams up for the contract pillar: a calm scenario whose upstreams answer nothing stops ci (exit 3);
+    # the replay pillar is served from the recording either way (the test above shows it with them stopped)
+    with serving(thread, counting_upstream(Counter([])), world.upstream_port), serving(thread, world.agent()) as agent:
         path = world.config(tmp_path, agent, replays={"sources": [str(sessions)]})
         result = asyncio.run(run_ci_async(load_config(path), str(path), tmp_path / "out"))
     assert result.ci is not None

@@ -104,6 +104,25 @@ def test_http_errors_are_agent_errors_with_a_reason() -> None:
         assert slow.error == "agent timed out after 200 ms"
 
 
+@pytest.mark.parametrize(
+    ("mode", "path", "at", "holds", "keys"),
+    [
+        ("json", "$.replly", "$", "object", ["reply", "error"]),
+        ("nested", "$.data.answer.text", "$.data", "object", ["answers"]),
+        ("nested", "$.data.answers[2].text", "$.data.answers", "array", []),
+        ("json", "$.reply.text", "$.reply", "string", []),
+    ],
+)
+def test_http_says_where_a_response_path_stopped_and_what_the_body_held(
+    mode: str, path: str, at: str, holds: str, keys: list[str]
+) -> None:
+    """What tells a wrong response_path (flakeproxy.judging.calm_checks names the keys the bodies had)."""
+    with http_agent() as (url, _):
+        reply = ask_http(url, mode, path)
+    assert reply.text is None and reply.unread is not None and "not found" in (reply.error or "")
+    assert (reply.unread.at, reply.unread.holds, reply.unread.keys) == (at, holds, keys)
+
+
 def test_http_unreachable_agent_is_infrastructure() -> None:
     with pytest.raises(InfrastructureError, match="unreachable"):
         ask_http(f"http://127.0.0.1:{free_port()}", "json", "$.reply")

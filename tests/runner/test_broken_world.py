@@ -1,0 +1,89 @@
+"""A broken world is not the agent's fault: a listener's upstream that refuses every calm request stops the run
+(exit 3, one line naming it), a response_path that reads no calm answer makes ERROR, not FAIL, and a fault on a
+target the agent never called says so instead of "check targets". Real proxy, real upstream, real agent."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from tests.runner.world import INVARIANTS, MATRIX, TARGETS, cli, run, world
+from tests.support.loops import free_port
+
+COMPLETES = {"id": "answers", "type": "completes", "severity": "critical"}
+
+
+def test_an_llm_upstream_that_refuses_every_calm_request_exits_3_naming_it(tmp_path: Path) -> None:
+    dead = f"http://127.0.0.1:{free_port()}"  # nothing listens there: every connect is refused
+    with world(tmp_path) as w:
+        w.data["proxy"]["listeners"][1]["upstream"] = dead
+        w.config.write_text(yaml.safe_dump(w.data, sort_keys=False))
+        out = cli(w.config)
+        invocations = w.agent.invocations
+    assert out.returncode == 3, out.stdout + out.stderr
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"error: the upstream of listener llm ({dead}) failed every request of the calm scenario "
+                           "no-chaos (1): "), last  # fmt: skip
+    assert "Connect call failed" in last and "Traceback" not in out.stderr
+    assert invocations == 1, "the run went on past the calm scenario"
+    partial = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert partial["complete"] is False and partial["score"] is None
+    assert partial["interrupted_by"].startswith("InfrastructureError: the upstream of listener llm")
+    assert not [c for c in partial["cells"] if c["outcome"] == "fail"], "a cell blames the agent"
+    assert (tmp_path / "out" / "report.html").exists() and (tmp_path / "out" / "junit.xml").exists()
+
+
+def test_a_tool_upstream_down_in_calm_stops_the_run_though_the_agent_coped(tmp_path: Path) -> None:
+    """The careful agent answers without its quote tool: still, nothing about that tool can be judged."""
+    dead = f"http://127.0.0.1:{free_port()}"
+    with world(tmp_path) as w:
+        w.data["proxy"]["listeners"][0]["upstream"] = dead
+        w.config.write_text(yaml.safe_dump(w.data, sort_keys=False))
+        out = cli(w.config)
+    assert out.returncode == 3, out.stdout + out.stderr
+    assert f"error: the upstream of listener tools ({dead}) failed every request" in out.stderr
+
+
+def test_a_response_path_that_reads_no_calm_answer_is_error_not_fail(tmp_path: Path) -> None:
+    with world(tmp_path, invariants=[COMPLETES, *INVARIANTS]) as w:
+        w.data["agent"]["response_path"] = "$.replly"
+        w.config.write_text(yaml.safe_dump(w.data, sort_keys=False))
+        result = run(w.config)
+    line = "agent.response_path $.replly matched nothing in the calm answers; the bodies have keys: reply, error"
+    assert any(warning.startswith(line) for warning in result.warnings), result.warnings
+    answers = [c for c in result.cells if c.invariant == "answers"]
+    assert [c.outcome for c in answers] == ["error"] * len(MATRIX), [(c.outcome, c.reason) for c in answers]
+    assert all(line in c.reason for c in answers)
+    assert not [c for c in result.cells if c.outcome == "fail"]
+
+
+def test_a_fault_on_a_target_the_agent_never_called_says_so_not_check_targets(tmp_path: Path) -> None:
+    matrix = [
+        {"name": "no-chaos"},
+        {"name": "news-down", "tool_faults": [{"tool": "news_api", "mode": "error", "error_code": 503}]},
+        {"name": "typo-down", "tool_faults": [{"tool": "quotes_typo", "mode": "error", "error_code": 503}]},
+    ]
+    with world(tmp_path, matrix=matrix) as w:
+        w.data["proxy"]["listeners"].append(
+            {"name": "news", "listen": f"127.0.0.1:{free_port()}", "upstream": w.upstream.url}
+        )
+        w.data["targets"] = {
+            **TARGETS,
+            "news_api": {"listener": "news"},  # a listener the agent never calls
+            "quotes_typo": {"listener": "tools", "path": "/v1/quote-typo*"},  # called, but matches no request
+        }
+        w.config.write_text(yaml.safe_dump(w.data, sort_keys=False))
+        result = run(w.config)
+    news = next(n for n in result.warnings if "scenario news-down" in n)
+    assert news == (
+        "scenario news-down injected nothing in 1 episode(s) (decided 0, applied 0): its episodes made no request "
+        "to news_api: the agent never called it (it answered without it, hung, or failed before it: see their "
+        "answers and journals)"
+    )
+    typo = next(n for n in result.warnings if "scenario typo-down" in n)
+    assert typo.endswith("no request matched its faults; check targets"), typo
+    cell = next(c for c in result.cells if c.scenario == "news-down" and c.when == "tool_faults_active")
+    assert cell.outcome == "error" and "made no request to news_api" in cell.reason, cell.reason
+    assert "check the targets" not in cell.reason
