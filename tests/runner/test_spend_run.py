@@ -45,7 +45,9 @@ def test_each_episode_and_scenario_says_what_it_spent(tmp_path: Path) -> None:
             completion_tokens(body),
         )
         assert episode.spend.tool_calls == {"market_data_api": 1}
-        assert episode.spend.cost_usd == round((prompt_tokens(body) * 1 + completion_tokens(body) * 2) / 1e6, 6)
+        assert episode.spend.cost_usd == pytest.approx(
+            (prompt_tokens(body) + completion_tokens(body) * 2) / 1e6, rel=1e-12
+        )
     by = {s.scenario: s for s in result.spend}
     assert by["no-chaos"].calm and by["no-chaos"].amplification["tokens"] == 1.0
     assert by["no-chaos"].total.input_tokens == sum(prompt_tokens(b) for b in sent)
