@@ -103,7 +103,13 @@ def test_run_budget(budget: dict[str, Any], crossed: str | None) -> None:
         with pytest.raises(BudgetCrossed, match="the run budget was crossed") as e:
             spent.check()
         assert e.value.exit_code == 5
-    assert spent.line() == "spent 4 LLM calls (2 with unknown usage), 400 tokens, $0.0040"
+    assert spent.line() == "run so far: 4 LLM calls (2 with unknown usage), 400+ tokens, $0.0040+"
+
+
+def test_the_progress_line_marks_a_cost_without_every_price_as_a_lower_bound() -> None:
+    spent = RunSpend(None)
+    spent.charge(Spend(llm_calls=1, input_tokens=10, output_tokens=10, cost_usd=0.0001, unpriced_models=["o3"]))
+    assert spent.line() == "run so far: 1 LLM call, 20 tokens, $0.0001+"
 
 
 def test_a_request_matching_two_targets_is_one_tool_call() -> None:

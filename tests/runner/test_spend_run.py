@@ -70,7 +70,7 @@ def test_a_run_budget_of_10_llm_calls_stops_a_40_episode_run_with_exit_5(tmp_pat
     assert out.returncode == 5, out.stderr
     assert "the run budget was crossed (run.budget.llm_calls: 11 LLM calls, more than 10)" in out.stderr
     assert "[11/40] no-chaos" in out.stderr and "[12/40]" not in out.stderr
-    assert "; spent 11 LLM calls, " in out.stderr  # progress lines show the spend so far
+    assert "; run so far: 11 LLM calls, " in out.stderr  # progress lines show the run's spend so far
     data = json.loads((tmp_path / "out" / "results.json").read_text())
     assert not data["complete"] and len(data["episodes"]) == 11 == calls
     assert data["budget_crossed"] == "run.budget.llm_calls: 11 LLM calls, more than 10"
