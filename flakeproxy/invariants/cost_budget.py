@@ -15,8 +15,8 @@ class CostBudget(Invariant):
 
     n/a when it made no LLM call, or when a call's usage is unknown and the priced calls stay within max_usd;
     ERROR when a model has no price (add it under pricing:); when the priced calls alone exceed it, it fails.
-    The cost is judged as computed, unrounded (a cent's millionth decides a micro-dollar budget); only a float
-    sum's last bits are forgiven, so a budget equal to the cost passes.
+    The cost is judged as computed, never rounded (a micro-dollar budget is kept or not by the true cost); only a
+    float sum's last bits are forgiven, so a budget equal to the cost passes.
     """
 
     type: Literal["cost_budget"]
