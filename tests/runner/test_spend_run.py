@@ -76,6 +76,10 @@ def test_a_run_budget_of_10_llm_calls_stops_a_40_episode_run_with_exit_5(tmp_pat
     assert data["budget_crossed"] == "run.budget.llm_calls: 11 LLM calls, more than 10"
     assert data["spend"][0]["total"]["llm_calls"] == 11
     assert (tmp_path / "out" / "junit.xml").exists() and (tmp_path / "out" / "report.html").exists()
+    # as a finished run does: the matrix so far on stdout, the files written, then the error line
+    assert out.stdout.startswith("contract ") and "no-chaos" in out.stdout.splitlines()[2], out.stdout
+    reports = ("results.json", "junit.xml", "report.html", "summary.md")
+    assert out.stderr.strip().splitlines()[-2] == "wrote " + ", ".join(str(tmp_path / "out" / f) for f in reports)
 
 
 def test_a_run_stopped_by_its_budget_keeps_its_coverage_and_its_whole_spend(tmp_path: Path) -> None:
