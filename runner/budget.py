@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from flakeproxy.config.settings import RunBudget
 from flakeproxy.errors import BudgetCrossed
+from flakeproxy.invariants.spend import plural
 from flakeproxy.results_spend import Spend
 
 
@@ -15,12 +16,14 @@ class RunSpend:
         self.budget = budget
         self.llm_calls = self.tokens = self.unknown_calls = 0
         self.cost_usd = 0.0
+        self.unpriced = False  # some model had no price: the cost so far leaves it out
 
     def charge(self, spend: Spend) -> None:
         self.llm_calls += spend.llm_calls
         self.tokens += spend.total_tokens
         self.cost_usd += spend.cost_usd
         self.unknown_calls += spend.unknown_calls
+        self.unpriced = self.unpriced or bool(spend.unpriced_models)
 
     def crossed(self) -> str | None:
         """Which budget the spend so far is more than, and by what (None: within them all)."""
@@ -43,6 +46,9 @@ class RunSpend:
             raise BudgetCrossed(f"the run budget was crossed ({reason}); partial results written")
 
     def line(self) -> str:
-        """The spend so far, for progress lines."""
+        """The whole run's spend so far, for progress lines (said so: after an episode's line it read as that
+        episode's); a sum is marked + when it is a lower bound (calls of unknown usage, models without a price)."""
         unknown = f" ({self.unknown_calls} with unknown usage)" if self.unknown_calls else ""
-        return f"spent {self.llm_calls} LLM calls{unknown}, {self.tokens} tokens, ${self.cost_usd:.4f}"
+        tokens = f"{self.tokens}{'+' if self.unknown_calls else ''}"
+        cost = f"${self.cost_usd:.4f}{'+' if self.unknown_calls or self.unpriced else ''}"
+        return f"run so far: {plural(self.llm_calls, 'LLM call')}{unknown}, {tokens} tokens, {cost}"

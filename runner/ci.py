@@ -43,6 +43,11 @@ def check_ci(config: FlakeproxyConfig, source: str) -> None:
         check_replay(config, source, gather_sessions(config, source))
 
 
+def absent(section: str) -> str:
+    """Why a pillar did not run, as its line reads: `mutation  absent     not configured (no mutations: section)`."""
+    return f"not configured (no {section}: section)"
+
+
 class CiRun(ContractRun):
     def __init__(
         self,
@@ -74,7 +79,7 @@ class CiRun(ContractRun):
     async def _replay(self, runner: EpisodeRunner) -> PillarResult:
         weight = self.config.scoring.weights.replay
         if self.config.replays is None:
-            return PillarResult(name="replay", ran=False, weight=weight, summary="no replays: configured")
+            return PillarResult(name="replay", ran=False, weight=weight, summary=absent("replays"))
         sessions = gather_sessions(self.config, self.config_path)
         check_replay(self.config, self.config_path, sessions)
         self.result.replay = await run_replays(self, runner, self._new, sessions)
@@ -84,7 +89,7 @@ class CiRun(ContractRun):
     async def _contract(self, runner: EpisodeRunner, limit: int) -> tuple[PillarResult, bool | None]:
         weight = self.config.scoring.weights.contract
         if self.config.contract is None:
-            return PillarResult(name="contract", ran=False, weight=weight, summary="no contract: configured"), None
+            return PillarResult(name="contract", ran=False, weight=weight, summary=absent("contract")), None
         plan = plan_episodes(self.config, runner.has_reset)
         shift = self._next_id
         episodes = [e.model_copy(update={"id": shift_episode_id(e.id, shift)}) for e in plan.episodes]
@@ -112,7 +117,7 @@ class CiRun(ContractRun):
     async def _mutation(self, runner: EpisodeRunner, limit: int) -> PillarResult:
         weight = self.config.scoring.weights.mutation
         if self.config.mutations is None:
-            return PillarResult(name="mutation", ran=False, weight=weight, summary="no mutations: configured")
+            return PillarResult(name="mutation", ran=False, weight=weight, summary=absent("mutations"))
         generated, cached = await asyncio.to_thread(mutations_for, self.config, self.output)
         self._report_mutations(generated, cached)
         runner.pillar_scenarios[None] = CALM
@@ -143,7 +148,7 @@ class CiRun(ContractRun):
     async def _chaos(self, runner: EpisodeRunner, limit: int) -> PillarResult:
         weight = self.config.scoring.weights.chaos
         if self.config.chaos is None:
-            return PillarResult(name="chaos", ran=False, weight=weight, summary="no chaos: configured")
+            return PillarResult(name="chaos", ran=False, weight=weight, summary=absent("chaos"))
         scenario, notes = chaos_scenario(self.config)
         for note in notes:
             self.warn(f"warning: {note}")

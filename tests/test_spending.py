@@ -42,7 +42,7 @@ def test_an_episodes_spend_adds_its_calls_and_counts_unknown_ones() -> None:
     spend = episode_spend([llm(1, 100, 20), tool(2), llm_unknown(3, input_tokens=50), mcp(4, "search", {}, 1)], PRICING)
     # the cut call's input was reported (message_start, say) and counts; its output did not: a lower bound
     assert (spend.llm_calls, spend.input_tokens, spend.output_tokens, spend.unknown_calls) == (2, 150, 20, 1)
-    assert spend.tool_calls == {"quotes": 1, "search": 1} and spend.cost_usd == round((100 * 2.5 + 20 * 10) / 1e6, 6)
+    assert spend.tool_calls == {"quotes": 1, "search": 1} and spend.cost_usd == (100 * 2.5 + 20 * 10) / 1e6
     assert not spend.exact and spend.measure("tokens") is None and spend.measure("llm_calls") == 2.0
     unpriced = episode_spend([llm(1, 10, 10, model="o3")], PRICING)
     assert unpriced.unpriced_models == ["o3"] and unpriced.measure("cost") is None
@@ -63,6 +63,16 @@ def test_amplification_is_over_the_calm_runs_of_the_same_prompt() -> None:
     unknown = [*episodes[:3], episode(4, "loud", "b", [llm_unknown(1)])]
     assert scenario_spend(CONFIG, unknown)[1].amplification["tokens"] is None  # unknown is not zero
     assert scenario_spend(CONFIG, episodes[2:])[0].amplification["tokens"] is None  # no calm run
+
+
+def test_micro_dollar_costs_and_their_amplification_are_not_rounded() -> None:
+    """1 and 2 input tokens at $2.5 per million: $0.0000025 and $0.000005, twice the cost (rounded to $0.000001
+    first, the factor read 1.667 or 2.5, and a $0.0000025 episode cost $0.000002)."""
+    episodes = [episode(1, "calm", "a", [llm(1, 1, 0)]), episode(2, "loud", "a", [llm(1, 2, 0)])]
+    calm, loud = scenario_spend(CONFIG, episodes)
+    assert (calm.total.cost_usd, loud.total.cost_usd) == (2.5 / 1e6, 5 / 1e6)
+    assert loud.amplification["cost"] == 2.0
+    assert added(e.spend for e in episodes if e.spend is not None).cost_usd == pytest.approx(7.5 / 1e6, rel=1e-12)
 
 
 def test_the_config_pricing_falls_back_on_the_dated_defaults() -> None:
@@ -93,7 +103,13 @@ def test_run_budget(budget: dict[str, Any], crossed: str | None) -> None:
         with pytest.raises(BudgetCrossed, match="the run budget was crossed") as e:
             spent.check()
         assert e.value.exit_code == 5
-    assert spent.line() == "spent 4 LLM calls (2 with unknown usage), 400 tokens, $0.0040"
+    assert spent.line() == "run so far: 4 LLM calls (2 with unknown usage), 400+ tokens, $0.0040+"
+
+
+def test_the_progress_line_marks_a_cost_without_every_price_as_a_lower_bound() -> None:
+    spent = RunSpend(None)
+    spent.charge(Spend(llm_calls=1, input_tokens=10, output_tokens=10, cost_usd=0.0001, unpriced_models=["o3"]))
+    assert spent.line() == "run so far: 1 LLM call, 20 tokens, $0.0001+"
 
 
 def test_a_request_matching_two_targets_is_one_tool_call() -> None:

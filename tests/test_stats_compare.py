@@ -89,16 +89,22 @@ def test_too_few_replicas_are_inconclusive_not_a_pass() -> None:
     result = compare_runs(same, same)
     assert (result.verdict, result.reason) == (
         "inconclusive",
-        "no cell regressed, but 2 of 2 cells could have dropped by more than 0.1",
+        "no regression shown, but 2 of 2 cells could have dropped by more than 0.1",
     )
 
 
-def test_a_baseline_cell_missing_from_the_candidate_keeps_it_from_passing() -> None:
-    base = {"a @ s1": c(200, 200), "b @ s2": c(200, 200), "c @ s3": c(5, 5)}
-    cand = {"a @ s1": c(200, 200), "c @ s3": c(0, 0)}  # s2 not run; s3 judged no replica
+def test_a_baseline_cell_missing_from_the_candidate_or_not_judged_there_keeps_it_from_passing() -> None:
+    """A cell the candidate has with only ERROR or n/a replicas is there, not missing: it was not judged."""
+    base = {"a @ s1": c(200, 200), "b @ s2": c(200, 200), "c @ s3": c(5, 5), "d @ s3": c(0, 0)}
+    cand = {"a @ s1": c(200, 200), "c @ s3": c(0, 0), "d @ s3": c(4, 5)}  # s2 not run; c judged no replica
     result = compare_runs(base, cand)
-    assert result.verdict == "inconclusive" and result.only_in_base == ("b @ s2", "c @ s3")
-    assert result.reason == "no cell regressed, but 2 baseline cells missing from the candidate"
+    assert result.verdict == "inconclusive" and result.only_in_base == ("b @ s2",)
+    assert result.not_judged_in_candidate == ("c @ s3",) and result.not_judged_in_base == ("d @ s3",)
+    assert result.only_in_candidate == ()  # d was in the baseline too: not new
+    assert result.reason == (
+        "no regression shown, but 1 baseline cells missing from the candidate and 1 baseline cells not judged in "
+        "the candidate (only ERROR or n/a there)"
+    )
 
 
 @pytest.mark.parametrize(

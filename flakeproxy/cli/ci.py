@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from flakeproxy.cli.options import config_option, formats_option
+from flakeproxy.cli.options import config_option, formats_option, quiet_option
 from flakeproxy.cli.running import run_and_report
 from flakeproxy.cli.written import say_written
 from flakeproxy.config import load_config
@@ -23,7 +23,7 @@ from flakeproxy.results import RunResult
     type=click.FloatRange(0, 100),
     help="Fail when the overall score (0-100) is below this (default scoring.min_overall).",
 )
-@click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
+@quiet_option
 @formats_option()
 def ci(config_path: str, output: str | None, min_score: float | None, quiet: bool, formats: str) -> None:
     """Run every configured pillar once: contract (the matrix), chaos (top-level chaos: judged by
@@ -47,7 +47,7 @@ def ci(config_path: str, output: str | None, min_score: float | None, quiet: boo
         result: RunResult = await run_ci_async(config, config_path, out, progress, min_score)
         return result
 
-    result = run_and_report(start, out, wanted, quiet)
+    result = run_and_report(start, out, wanted, quiet, show=lambda stopped: click.echo(render(stopped)))
     click.echo(render(result))
     say_written(out, wanted, [out / "mutations.json"] if config.mutations is not None else [])
     from flakeproxy.judging.scoring import exit_code

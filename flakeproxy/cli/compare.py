@@ -27,7 +27,8 @@ def compare(
     PASS (exit 0)          no cell regressed and every cell is within --margin of the baseline
     BLOCK (exit 1)         some cell's pass rate dropped significantly
     INCONCLUSIVE (exit 4)  no regression shown, but too few replicas to rule one out
-                           (or a baseline cell is missing from the candidate)
+                           (or a baseline cell is missing from, or not judged in,
+                           the candidate)
     Errors and not-applicable replicas do not count. Run both sides with run.replicas > 1: with one
     replica per cell nothing can be shown either way."""
     from flakeproxy.cli.report import load_result

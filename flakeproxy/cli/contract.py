@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from flakeproxy.cli.options import config_option, formats_option, record_option
+from flakeproxy.cli.exits import EXIT_CODES
+from flakeproxy.cli.options import config_option, formats_option, quiet_option, record_option
 from flakeproxy.cli.written import say_written
 from flakeproxy.reports import DEFAULT_FORMATS
 
@@ -59,8 +60,10 @@ def _run(
     formats: str = ",".join(DEFAULT_FORMATS),
     shard: tuple[int, int] | None = None,
     record: Path | None = None,
+    show: Callable[[RunResult], None] | None = None,
 ) -> tuple[RunResult, Path, list[str]]:
-    """The run, the folder it wrote into, and the reports written there."""
+    """The run, the folder it wrote into, and the reports written there (`show`: what to print of a run that
+    stopped early, before its error line)."""
     from flakeproxy.runner.local import early_proxy, end_child
 
     early = early_proxy(config_path)  # first: the proxy starts while this process loads the rest
@@ -78,7 +81,7 @@ def _run(
             result: RunResult = await run_contract_async(config, config_path, out, progress, shard, record, local)
             return result
 
-        return run_and_report(start, out, wanted, quiet), out, wanted
+        return run_and_report(start, out, wanted, quiet, show), out, wanted
     finally:
         if early is not None:
             end_child(early)  # stopped by the run already; here if it never started (a config error, say)
@@ -102,6 +105,12 @@ def _prepared(
     if updates:
         config = config.model_copy(update={"run": config.run.model_copy(update=updates)})
     return wanted, config, Path(output or config.run.output)
+
+
+def _show_matrix(result: RunResult) -> None:
+    from flakeproxy.reports.terminal import render
+
+    click.echo(render(result))
 
 
 def _exit(result: RunResult) -> None:
@@ -151,8 +160,9 @@ def _shard(shard: str | None, shards: int | None) -> tuple[int, int] | None:
     return int(index) + 1, shards
 
 
-@contract.command("run")
+@contract.command("run", epilog=EXIT_CODES)
 @_with_run_options
+@quiet_option
 @click.option(
     "--shard",
     envvar="FLAKEPROXY_SHARD",
@@ -172,17 +182,19 @@ def run_contract_command(
     shard: str | None,
     shards: int | None,
     record: Path | None,
+    quiet: bool,
 ) -> None:
     """Run every invariant in every scenario of the chaos matrix; print the matrix, the score, PASS/FAIL.
 
-    Progress goes to stderr, the matrix to stdout; results.json, junit.xml, report.html and summary.md
-    to --output. Exit 0 PASS, 1 FAIL, 2 a config problem, 3 the agent or the proxy failed. With --shard,
-    only that share of the episodes runs and results.json holds them unjudged: `flakeproxy merge` the
-    shards' results (exit 0 once the shard ran).
+    Progress goes to stderr, the matrix to stdout (also of a run that stopped early: what ran so far);
+    results.json, junit.xml, report.html and summary.md to --output. With --shard, only that share of the
+    episodes runs and results.json holds them unjudged: `flakeproxy merge` the shards' results (exit 0
+    once the shard ran).
     """
     part = _shard(shard, shards)
+    show = _show_matrix if part is None else None
     result, out, wanted = _run(
-        config_path, output, seed, concurrency, quiet=False, formats=formats, shard=part, record=record
+        config_path, output, seed, concurrency, quiet, formats=formats, shard=part, record=record, show=show
     )
     from flakeproxy.reports.terminal import render
 
@@ -199,12 +211,12 @@ def run_contract_command(
     _exit(result)
 
 
-@contract.command("score")
+@contract.command("score", epilog=EXIT_CODES)
 @_with_run_options
 def score_command(
     config_path: str, output: str | None, seed: int | None, concurrency: int | None, formats: str
 ) -> None:
-    """Run the contract and print the resilience score alone (e.g. 87.5); exit codes as `contract run`."""
+    """Run the contract and print the resilience score alone (e.g. 87.5) on stdout, nothing else there."""
     result, out, wanted = _run(config_path, output, seed, concurrency, quiet=True, formats=formats)
     assert result.score is not None
     click.echo("not scored" if result.score.resilience is None else f"{result.score.resilience:.1f}")

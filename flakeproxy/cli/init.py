@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from flakeproxy.errors import ConfigError
 from flakeproxy.starter import DEFAULT_PROMPT, PROVIDERS, Answers, parse_tool_url, write_starter
+from flakeproxy.starter.answers import WIRING
 
 T = TypeVar("T")
 OPTION_OF = {
@@ -28,6 +29,7 @@ OPTION_OF = {
     "tool_callables": "--tool-callable",
     "providers": "--provider",
     "prompts": "--prompt",
+    "llm_upstreams": "--llm-upstream",
 }
 
 
@@ -54,6 +56,23 @@ def _tools(values: tuple[str, ...] | str) -> list[str]:
         except ValueError as e:
             raise click.BadParameter(str(e)) from None
     return urls
+
+
+def _upstreams(values: tuple[str, ...], providers: list[str]) -> dict[str, str]:
+    """--llm-upstream URL (for the only LLM API) or PROVIDER=URL, as {provider: URL}; URLs are checked later."""
+    out: dict[str, str] = {}
+    for value in values:
+        name, given, url = value.partition("=")
+        if given and name in PROVIDERS:
+            out[name] = url
+        elif len({WIRING[p].listener for p in providers}) == 1:
+            out.update(dict.fromkeys(providers, value))
+        else:
+            raise ConfigError(
+                f"--llm-upstream: {value!r} is for which of its LLM APIs? give PROVIDER=URL, PROVIDER one of "
+                + ", ".join(providers)
+            )
+    return out
 
 
 def _command(text: str) -> list[str]:
@@ -120,6 +139,7 @@ def _answers(ask: Asker, flags: dict[str, Any]) -> dict[str, Any]:
         out["forward"] = not click.confirm(question, default=True)
     else:
         out["forward"] = bool(flags["forward"])
+    out["llm_upstreams"] = _upstreams(flags["llm_upstreams"], out["providers"])
     out["prompts"] = ask(
         list(flags["prompts"]) or None,
         "A task to give it (a golden prompt)",
@@ -171,6 +191,14 @@ def _none_or(proc: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
     multiple=True,
     help=f"An LLM API it calls: {', '.join(PROVIDERS)} (repeatable or comma-separated; default openai).",
 )
+@click.option(
+    "--llm-upstream",
+    "llm_upstreams",
+    multiple=True,
+    metavar="[PROVIDER=]URL",
+    help="Where its LLM API really is, if not at the provider (a gateway, a local fake LLM): scheme://HOST[:PORT]; "
+    "PROVIDER=URL when it calls several (default each provider's own, e.g. https://api.openai.com).",
+)
 @click.option("--tool", "tools", multiple=True, help="The base URL of a tool API it calls (repeatable).")
 @click.option(
     "--forward/--base-urls",
@@ -198,7 +226,9 @@ def init(config_path: str, yes: bool, **flags: Any) -> None:
         answers = Answers.model_validate(values)
     except ValidationError as e:
         first = e.errors()[0]
-        option = OPTION_OF.get(str(first["loc"][0]), str(first["loc"][0]))
-        raise ConfigError(f"{option}: {first['msg'].removeprefix('Value error, ')}, got {first['input']!r}") from None
+        field = str(first["loc"][0]) if first["loc"] else "llm_upstreams"  # the one check across fields
+        got = f", got {first['input']!r}" if first["loc"] else ""
+        option = OPTION_OF.get(field, field)
+        raise ConfigError(f"{option}: {first['msg'].removeprefix('Value error, ')}{got}") from None
     made = write_starter(answers, config_path)
     click.echo("\n".join([made.summary, "", *made.advice]))

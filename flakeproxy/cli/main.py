@@ -8,6 +8,7 @@ import sys
 
 import click
 
+from flakeproxy.cli.exits import EXIT_CODES
 from flakeproxy.errors import FlakeproxyError
 from flakeproxy.safe_text import escape_surrogates, visible
 from flakeproxy.version import __version__
@@ -116,20 +117,13 @@ class LazyGroup(click.Group):
             formatter.write_dl([(name, short_help(name, limit)) for name in names])
 
 
-EXIT_CODES = """\b
-Exit codes: 0 pass, 1 the contract or a threshold failed, 2 the config or the
-command line is wrong, 3 the infrastructure failed (agent or proxy unreachable),
-4 inconclusive (nothing failed, but a critical cell under the rate rule, or
-compare, had too few replicas to pass),
-5 the run budget was crossed (partial results written),
-130 / 143 interrupted by Ctrl-C / SIGTERM (the results so far are written).
-Every option can also be set as FLAKEPROXY_<COMMAND>_<OPTION>, and -c as FLAKEPROXY_CONFIG."""
+EPILOG = EXIT_CODES + "\nEvery option can also be set as FLAKEPROXY_<COMMAND>_<OPTION>, and -c as FLAKEPROXY_CONFIG."
 
 
 @click.group(
     cls=LazyGroup,
     context_settings={"auto_envvar_prefix": "FLAKEPROXY", "help_option_names": ["-h", "--help"]},
-    epilog=EXIT_CODES,
+    epilog=EPILOG,
 )
 @click.version_option(__version__, prog_name="flakeproxy")
 def cli() -> None:

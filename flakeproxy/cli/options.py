@@ -41,3 +41,6 @@ def formats_option() -> Callable[[Any], Any]:
         show_default=True,
         help=f"Reports to write next to results.json: a comma-separated list of {described()}, or none.",
     )
+
+
+quiet_option = click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")

@@ -11,6 +11,7 @@ from typing import TypeVar
 
 import click
 
+from flakeproxy.cli.written import say_written
 from flakeproxy.crash import crashed
 from flakeproxy.errors import BudgetCrossed, FlakeproxyError, InfrastructureError
 from flakeproxy.results import RunResult
@@ -19,29 +20,40 @@ from flakeproxy.safe_text import escaped, visible
 T = TypeVar("T")
 
 
-def write_reports(out: Path, formats: list[str], result: RunResult | None = None) -> None:
-    """The chosen reports next to results.json; after an interrupted run, from the results.json it left."""
-    from flakeproxy.cli.report import load_result
+def write_reports(out: Path, formats: list[str], result: RunResult) -> None:
+    """The chosen reports next to results.json."""
     from flakeproxy.reports import write
 
-    if not formats:
-        return
-    if result is None:
-        if not (out / "results.json").exists():
-            return
-        result = load_result(out / "results.json")
-    write(result, out, formats)
+    if formats:
+        write(result, out, formats)
 
 
-def write_reports_after_interrupt(out: Path, formats: list[str], since: float = 0.0) -> None:
-    """The reports of what a stopped run did, from the results.json it wrote (one older than `since`, the run's
-    start, is another run's: then none)."""
+def write_reports_after_interrupt(out: Path, formats: list[str], since: float = 0.0) -> RunResult | None:
+    """The reports of what a stopped run did, from the results.json it wrote, and those results (None: it wrote
+    none, or one older than `since`, the run's start, which is another run's)."""
+    from flakeproxy.cli.report import load_result
+
     results = out / "results.json"
     try:
-        if results.exists() and results.stat().st_mtime >= since:
-            write_reports(out, formats)
+        if not results.exists() or results.stat().st_mtime < since:
+            return None
+        result = load_result(results)
+        write_reports(out, formats, result)
     except (FlakeproxyError, OSError) as e:
         click.echo(f"warning: no reports written for the stopped run: {e}", err=True)
+        return None
+    return result
+
+
+def show_stopped(out: Path, formats: list[str], since: float, show: Callable[[RunResult], None] | None) -> None:
+    """After a run that stopped early (exit 3, 5, 130, 143): its reports, what it did (`show`, e.g. the matrix so
+    far) and the files it wrote, as a finished run says them; before the error line that ends the output."""
+    result = write_reports_after_interrupt(out, formats, since)
+    if result is None:
+        return
+    if show is not None:
+        show(escaped(result))
+    say_written(out, formats)
 
 
 def run_until_signal(
@@ -78,10 +90,15 @@ def run_until_signal(
 
 
 def run_and_report(
-    run: Callable[[Callable[[str], None]], Awaitable[RunResult]], out: Path, formats: list[str], quiet: bool
+    run: Callable[[Callable[[str], None]], Awaitable[RunResult]],
+    out: Path,
+    formats: list[str],
+    quiet: bool,
+    show: Callable[[RunResult], None] | None = None,
 ) -> RunResult:
     """A run command's common part: progress lines on stderr (unless quiet), SIGTERM and Ctrl-C handled,
-    the chosen reports written beside results.json (from what was done, if it was interrupted)."""
+    the chosen reports written beside results.json; a run that stopped early still writes them from what was
+    done, shows it (`show`) and names the files."""
 
     def progress(line: str) -> None:
         if not quiet:
@@ -89,11 +106,9 @@ def run_and_report(
 
     since = time.time() - 1  # results.json written from here on is this run's (mtime granularity)
     try:
-        result = run_until_signal(
-            lambda: run(progress), out, lambda: write_reports_after_interrupt(out, formats, since)
-        )
+        result = run_until_signal(lambda: run(progress), out, lambda: show_stopped(out, formats, since, show))
     except (InfrastructureError, BudgetCrossed):  # the run stopped (it wrote its results so far): reports, exit 3/5
-        write_reports_after_interrupt(out, formats, since)
+        show_stopped(out, formats, since, show)
         raise
     result = escaped(result)  # whatever the agent answered, the terminal and the reports can show it
     try:

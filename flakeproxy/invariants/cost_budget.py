@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import math
 from typing import ClassVar, Literal
 
 from pydantic import Field
@@ -14,6 +15,8 @@ class CostBudget(Invariant):
 
     n/a when it made no LLM call, or when a call's usage is unknown and the priced calls stay within max_usd;
     ERROR when a model has no price (add it under pricing:); when the priced calls alone exceed it, it fails.
+    The cost is judged as computed, never rounded (a micro-dollar budget is kept or not by the true cost); only a
+    float sum's last bits are forgiven, so a budget equal to the cost passes.
     """
 
     type: Literal["cost_budget"]
@@ -25,11 +28,11 @@ class CostBudget(Invariant):
         if obs.pricing is None:
             return cannot_judge("no pricing table to price the LLM calls with")
         tally = spend_usd(obs.journal, obs.pricing)
-        usd = round(tally.known, 6)
+        usd = tally.known
         evidence = {"usd": usd, "llm_calls": tally.calls, "unknown": tally.unknown, "unpriced": tally.unpriced}
         if tally.calls == 0:
             return nothing_to_judge("no LLM call in this episode: nothing to price", **evidence)
-        if usd > self.max_usd:
+        if usd > self.max_usd and not math.isclose(usd, self.max_usd, rel_tol=1e-9, abs_tol=0.0):
             at_least = "" if tally.exact else "at least "
             return failed(
                 f"{at_least}${usd:g} in {plural(tally.calls, 'LLM call')}, more than ${self.max_usd:g}", **evidence

@@ -77,7 +77,9 @@ def markdown(comparison: Comparison, sources: tuple[str, str]) -> str:
     lines += [_row(c) for c in sorted(comparison.cells, key=lambda c: (order[c.status], c.p_adjusted, c.cell))]
     for title, names in (
         ("Only in the baseline (missing from the candidate)", comparison.only_in_base),
+        ("Not judged in the candidate (only ERROR or n/a there)", comparison.not_judged_in_candidate),
         ("New in the candidate (not compared)", comparison.only_in_candidate),
+        ("Not judged in the baseline (only ERROR or n/a there; not compared)", comparison.not_judged_in_base),
     ):
         if names:
             lines += ["", f"{title}: " + ", ".join(f"`{visible(n)}`" for n in names)]

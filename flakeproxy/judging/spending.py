@@ -1,4 +1,7 @@
-"""What each episode and scenario spent (flakeproxy.results_spend), from the usage in their journals."""
+"""What each episode and scenario spent (flakeproxy.results_spend), from the usage in their journals.
+
+Costs are kept as computed, never rounded here: a micro-dollar run's "x calm" and run.budget are worked out
+from the true costs; the reports round them when they show them."""
 
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ def episode_spend(journal: list[dict[str, Any]], pricing: PricingTable) -> Spend
         input_tokens=int(given.known),
         output_tokens=int(made.known),
         cached_tokens=sum(usage_of(e).cached_tokens or 0 for e in calls),
-        cost_usd=round(usd.known, 6),
+        cost_usd=usd.known,
         unknown_calls=sum(1 for e in calls if usage_of(e).unknown),
         unpriced_models=usd.unpriced,
     )
@@ -44,7 +47,7 @@ def added(spends: Iterable[Spend]) -> Spend:
                 "input_tokens": total.input_tokens + s.input_tokens,
                 "output_tokens": total.output_tokens + s.output_tokens,
                 "cached_tokens": total.cached_tokens + s.cached_tokens,
-                "cost_usd": round(total.cost_usd + s.cost_usd, 6),
+                "cost_usd": total.cost_usd + s.cost_usd,
                 "unknown_calls": total.unknown_calls + s.unknown_calls,
                 "tool_requests": total.tool_call_count + s.tool_call_count,
             }

@@ -16,8 +16,8 @@ The verdict, with alpha = (1 - confidence) / 2 as in the rate rule:
   no multiplicity correction (Berger 1982). Newcombe's interval is approximate (coverage close to nominal
   in Newcombe's evaluation), so PASS is as good as that approximation; BLOCK is exact.
 - INCONCLUSIVE otherwise: no regression shown, but some cell could still have dropped by more than the
-  margin, or a cell of the baseline is missing from the candidate. A candidate's new cells are listed and
-  do not count.
+  margin, or a cell the baseline judged is missing from the candidate or not judged there (only ERROR or
+  n/a replicas: it exists, but says nothing). A candidate's new cells are listed and do not count.
 
 Counts from adaptive runs (n chosen by the outcomes) are accepted, but the tests are then not exact; the
 bench (bench/adaptive_sim.py) measures that case: fewer false BLOCKs than the bound, and less power.
@@ -68,8 +68,14 @@ class Comparison(StatsModel):
     alpha: float
     margin: float
     cells: tuple[CellChange, ...]
-    only_in_base: tuple[str, ...] = Field(description="Cells with replicas in the baseline only (no PASS then).")
+    only_in_base: tuple[str, ...] = Field(description="Judged in the baseline, absent from the candidate (no PASS).")
     only_in_candidate: tuple[str, ...] = Field(description="New cells: listed, not compared, no effect on the verdict.")
+    not_judged_in_candidate: tuple[str, ...] = Field(
+        (), description="Judged in the baseline, only ERROR or n/a in the candidate (no PASS then)."
+    )
+    not_judged_in_base: tuple[str, ...] = Field(
+        (), description="Judged in the candidate, only ERROR or n/a in the baseline: listed, not compared."
+    )
 
 
 def fisher_exact(base: Counts, candidate: Counts) -> tuple[float, float]:
@@ -126,8 +132,9 @@ def compare_runs(
         _change(name, base[name], candidate[name], test, adj, confidence, alpha, margin)
         for name, test, adj in zip(shared, tests, adjusted, strict=True)
     )
-    missing, new = tuple(sorted(judged - offered)), tuple(sorted(offered - judged))
-    verdict, reason = _verdict(cells, missing, alpha, margin, confidence)
+    missing, new = tuple(sorted(judged - set(candidate))), tuple(sorted(offered - set(base)))
+    unjudged = tuple(sorted((judged - offered) & set(candidate)))
+    verdict, reason = _verdict(cells, (missing, unjudged), alpha, margin, confidence)
     return Comparison(
         verdict=verdict,
         reason=reason,
@@ -137,6 +144,8 @@ def compare_runs(
         cells=cells,
         only_in_base=missing,
         only_in_candidate=new,
+        not_judged_in_candidate=unjudged,
+        not_judged_in_base=tuple(sorted((offered - judged) & set(base))),
     )
 
 
@@ -170,8 +179,14 @@ def _change(
 
 
 def _verdict(
-    cells: tuple[CellChange, ...], missing: tuple[str, ...], alpha: float, margin: float, confidence: float
+    cells: tuple[CellChange, ...],
+    lost: tuple[tuple[str, ...], tuple[str, ...]],
+    alpha: float,
+    margin: float,
+    confidence: float,
 ) -> tuple[CompareVerdict, str]:
+    """The verdict and its reason; `lost` is the baseline's judged cells (missing, not judged) in the candidate.
+    What was not shown is not said to be true: "no regression shown", not "no cell regressed", unless PASS."""
     regressed = [c for c in cells if c.status == "regressed"]
     if regressed:
         worst = ", ".join(
@@ -182,7 +197,8 @@ def _verdict(
         test = f"Holm-adjusted one-sided Fisher p <= {alpha:g}"
         return "block", f"{len(regressed)} of {len(cells)} cells regressed ({test}): {worst}{more}"
     open_cells = [c for c in cells if c.status == "inconclusive"]
-    if not open_cells and not missing:
+    missing, unjudged = lost
+    if not open_cells and not missing and not unjudged:
         return "pass", (
             f"no cell regressed; all {len(cells)} cells within {margin:g} of the baseline "
             f"({percent(confidence)} Newcombe intervals)"
@@ -192,4 +208,6 @@ def _verdict(
         parts.append(f"{len(open_cells)} of {len(cells)} cells could have dropped by more than {margin:g}")
     if missing:
         parts.append(f"{len(missing)} baseline cells missing from the candidate")
-    return "inconclusive", "no cell regressed, but " + " and ".join(parts)
+    if unjudged:
+        parts.append(f"{len(unjudged)} baseline cells not judged in the candidate (only ERROR or n/a there)")
+    return "inconclusive", "no regression shown, but " + " and ".join(parts)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from flakeproxy.config.base import HttpUrl, ImportPath
 
@@ -15,6 +15,17 @@ PROVIDERS: tuple[Provider, ...] = ("openai", "anthropic", "gemini", "openai-resp
 AgentType = Literal["http", "command", "python"]
 DEFAULT_PROMPT = "What can you help me with?"
 DEFAULT_PROVIDERS: tuple[Provider, ...] = ("openai",)
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise ValueError("give scheme://HOST[:PORT], without a path (the agent keeps its own)")
+    return url.rstrip("/")
+
+
+#: Where a listener forwards: scheme://HOST[:PORT] (a path would be dropped: the agent's requests keep theirs).
+Origin = Annotated[HttpUrl, AfterValidator(_origin)]
 
 
 class ProviderWiring(BaseModel):
@@ -95,6 +106,22 @@ class Answers(BaseModel):
     tools: list[str] = Field(default_factory=list, description="Base URLs of the tool APIs the agent calls.")
     forward: bool = Field(False, description="The agent's base URLs cannot change: HTTPS_PROXY and the CA.")
     prompts: list[str] = Field(default_factory=lambda: [DEFAULT_PROMPT], min_length=1)
+    llm_upstreams: dict[Provider, Origin] = Field(
+        default_factory=dict,
+        description="Where an LLM API really is when not at its provider (a gateway, a local fake): "
+        "scheme://HOST[:PORT]; not asked on a terminal, the provider's own is right for nearly everyone.",
+    )
+
+    @model_validator(mode="after")
+    def _upstreams_of_its_providers(self) -> Answers:
+        stray = [p for p in self.llm_upstreams if p not in self.providers]
+        if stray:
+            raise ValueError(f"an upstream for {stray[0]}, not one of its LLM APIs ({', '.join(self.providers)})")
+        return self
+
+    def upstream(self, provider: Provider) -> str:
+        """Where the provider's listener forwards: the one given, else the provider's own API."""
+        return self.llm_upstreams.get(provider) or WIRING[provider].upstream
 
     def tool_apis(self) -> list[ToolApi]:
         """Each tool base URL as a named API (names from the host, unique)."""

@@ -12,18 +12,33 @@ from __future__ import annotations
 from flakeproxy.starter.answers import Answers
 from flakeproxy.starter.layout import Layout
 
-#: What provider errors look like when an agent passes them on raw (the texts flakeproxy's faults send).
-RAW_ERRORS = [
-    r"Traceback \(most recent call last\)",
-    "Rate limit reached for",
-    "overloaded_error",
-    "RESOURCE_EXHAUSTED",
-    "Internal Server Error",
+#: What a provider's error looks like when an agent passes it on as it came (regexes, case-insensitive; no `'`),
+#: each with where it comes from. Chosen so that an agent's own words about a failure ("the service is down, try
+#: again later") match none: the SDKs' and HTTP clients' exception texts, a pasted error body, and the messages
+#: of flakeproxy's own error replies (flakeproxy.wire.provider_errors, flakeproxy.wire.gemini) that no one writes
+#: by chance; their short ones ("Overloaded", "Request timed out.") are left out.
+RAW_ERRORS: list[tuple[str, str]] = [
+    (r"Traceback \(most recent call last\)", "a Python traceback"),
+    (r"Error code: \d{3}", "openai-python, anthropic: Error code: 503 - {...}"),
+    (r"\Werror\W\s*:\s*\{", "an error body pasted as a dict or JSON (google-genai: 503 UNAVAILABLE. {...})"),
+    (r"Rate limit reached for|The server is overloaded or not ready yet", "OpenAI's 429 and 503 messages"),
+    (r"The server had an error while processing your request|Incorrect API key provided", "OpenAI's 500, 401"),
+    (r"would exceed the rate limit for your organization|overloaded_error|rate_limit_error", "Anthropic's"),
+    (r"RESOURCE_EXHAUSTED|Resource has been exhausted", "Gemini's 429"),
+    (r"The model is overloaded\. Please try again later|An internal error has occurred\. Please retry", "Gemini's"),
+    (r"Internal Server Error", "the 500 reason phrase"),
+    (r"(Client|Server) error .\d{3} |\d{3} (Client|Server) Error: |\d{3}, message=", "httpx, requests, aiohttp"),
+    (r"All connection attempts failed|Cannot connect to host|Max retries exceeded with url", "no connection"),
+    (r"\[Errno -?\d+\]|peer closed connection without sending|Server disconnected without sending", "OS, httpx"),
 ]
 
 
+def _patterns() -> list[str]:
+    """The YAML list items, each pattern single-quoted (a backslash is itself there) with its source."""
+    return [f"        - '{pattern}'   # {source}" for pattern, source in RAW_ERRORS]
+
+
 def invariant_lines(layout: Layout) -> list[str]:
-    patterns = ", ".join(f"'{p}'" for p in RAW_ERRORS)
     lines = [
         "  invariants:",
         "    # severity: critical = any failure fails the run (exit 1); high 2, medium and low 1 in the score.",
@@ -36,7 +51,8 @@ def invariant_lines(layout: Layout) -> list[str]:
         "      severity: high",
         "    - id: no-raw-provider-errors",
         "      type: excludes_pattern       # regexes, case-insensitive",
-        f"      patterns: [{patterns}]",
+        "      patterns:                    # what SDKs and HTTP clients print for a provider's error",
+        *_patterns(),
         "      severity: high",
         "      when: any_chaos_active       # judged only in the scenarios that break something",
         '      description: "It explains a failure in its own words, never by pasting the upstream\'s error"',
@@ -84,6 +100,8 @@ def scenario_lines(answers: Answers, layout: Layout) -> list[str]:
         "  - name: llm-truncated",
         '    description: "Every LLM answer is cut after 5 words (finish_reason: length / stop_reason: max_tokens)"',
         "    llm_faults: [{mode: truncated_response, max_tokens: 5}]",
+        "    # A cut answer passes the starter's checks (only you know what a whole one says): add a rule of yours,",
+        "    # e.g. a `contains` or `regex` that every whole answer keeps; a careful agent reads finish_reason.",
     ]
     tool_down = _tool_down(answers, layout)
     if tool_down is not None:

@@ -8,6 +8,7 @@ explicit-proxy listener (HTTPS_PROXY) on 127.0.0.1:8700, targets by host, and th
 from __future__ import annotations
 
 import ipaddress
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -68,7 +69,7 @@ def _llm_targets(answers: Answers, listener_of: dict[str, str]) -> list[Target]:
         w = WIRING[provider]
         fields = {"listener": listener_of[w.listener]}
         if answers.forward:
-            fields["host"] = w.host
+            fields["host"] = urlsplit(answers.upstream(provider)).hostname or w.host
         if both_openai and w.listener == "openai":  # one listener, two APIs: told apart by path
             fields["path"] = w.path
         fields["api"] = provider
@@ -93,7 +94,7 @@ def reverse_layout(answers: Answers) -> Layout:
         w = WIRING[provider]
         if w.listener not in [lst.name for lst in listeners]:
             listen = f"127.0.0.1:{FIRST_PORT + len(listeners)}"
-            listeners.append(Listener(name=w.listener, listen=listen, upstream=w.upstream))
+            listeners.append(Listener(name=w.listener, listen=listen, upstream=answers.upstream(provider)))
             value, placeholder = f"http://{listen}{w.suffix}", f"{{url:{w.listener}}}{w.suffix}"
             routes.append(Route(variable=w.variable, value=value, placeholder=placeholder))
     targets = _llm_targets(answers, {lst.name: lst.name for lst in listeners})
@@ -109,7 +110,8 @@ def reverse_layout(answers: Answers) -> Layout:
 
 def forward_layout(answers: Answers) -> Layout:
     targets = _llm_targets(answers, {w.listener: "forward" for w in WIRING.values()})
-    allow = []
+    llm_hosts = [urlsplit(answers.upstream(p)).hostname or "" for p in answers.providers]
+    allow = [host for host in llm_hosts if _private(host)]  # a local LLM upstream is relayed only when allowed
     for tool in answers.tool_apis():
         fields = {"listener": "forward", "host": tool.host, **({"path": f"{tool.path}/*"} if tool.path else {})}
         targets.append(Target(name=tool.name, fields=fields, llm=False))
@@ -117,7 +119,8 @@ def forward_layout(answers: Answers) -> Layout:
             allow.append(tool.host)
     proxy = f"http://{FORWARD}"
     routes = [Route(variable="HTTPS_PROXY", value=proxy)]
-    if any(t.url.startswith("http://") for t in answers.tool_apis()):
+    plain = [t.url for t in answers.tool_apis()] + [answers.upstream(p) for p in answers.providers]
+    if any(url.startswith("http://") for url in plain):
         routes.append(Route(variable="HTTP_PROXY", value=proxy))
     routes += [
         Route(variable="SSL_CERT_FILE", value=CA_BUNDLE),  # Python: httpx, openai, anthropic

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.config.base_config import BASE, edit
 from tests.conftest import REPO
 
@@ -97,3 +99,17 @@ def test_help_lists_commands_and_exit_codes() -> None:
     assert out.returncode == 0
     for word in ("validate", "schema", "contract", "Exit codes: 0 pass, 1 the contract"):
         assert word in out.stdout
+
+
+@pytest.mark.parametrize("command", ["run", "score"])
+def test_contract_run_and_score_list_every_exit_code_they_can_give(command: str) -> None:
+    """0 1 2 3 4 5 130 143, from the one text `flakeproxy --help` shows too (a new user saw 0 to 3 only)."""
+    from flakeproxy.cli.exits import EXIT_CODES
+
+    out = run("contract", command, "--help")
+    assert out.returncode == 0, out.stderr
+    shown = " ".join(out.stdout.split())
+    assert " ".join(EXIT_CODES.removeprefix("\b").split()) in shown
+    for code in ("0 pass", "1 the contract", "2 the config", "3 the infrastructure", "4 inconclusive", "5 the run",
+                 "130 / 143"):  # fmt: skip
+        assert code in shown

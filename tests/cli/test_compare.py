@@ -60,7 +60,7 @@ def test_a_regressed_agent_blocks_and_the_same_agent_does_not(tmp_path: Path) ->
     assert text.startswith("## flakeproxy compare: BLOCK") and "| no-figures x calm | 8/8 (100%) | 3/8 (38%) |" in text
     unchanged = compare(base / "results.json", same, "--json", tmp_path / "c.json")
     # 8 of 8 both times: no regression, but 8 replicas cannot rule out a drop of more than 10 points
-    assert unchanged.returncode == 4 and "compare: INCONCLUSIVE: no cell regressed" in unchanged.stdout
+    assert unchanged.returncode == 4 and "compare: INCONCLUSIVE: no regression shown, but " in unchanged.stdout
     assert '"verdict": "inconclusive"' in (tmp_path / "c.json").read_text()
     assert compare(base, same, "--margin", "0.5").returncode == 0  # within a wide margin: PASS
 
@@ -105,6 +105,24 @@ def test_a_regressed_flaky_agent_blocks() -> None:
         compare_results(flaky_run(rng, RATES, 30), flaky_run(rng, worse, 30), ("b", "c")).verdict for _ in range(100)
     ]
     assert verdicts.count("block") >= 90, verdicts.count("block")
+
+
+def test_a_cell_that_errored_in_the_candidate_is_not_judged_there_not_missing(tmp_path: Path) -> None:
+    """A hung candidate agent: its cells exist, every replica ERROR; one scenario did not run at all."""
+    base = results({("answers", "calm"): ["pass"] * 30, ("answers", "down"): ["pass"] * 5, ("fast", "x"): ["pass"]})
+    cand = results({("answers", "calm"): ["pass"] * 30, ("answers", "down"): ["error"] * 5})
+    (tmp_path / "base.json").write_text(base.model_dump_json())
+    (tmp_path / "cand.json").write_text(cand.model_dump_json())
+    md = tmp_path / "c.md"
+    done = compare(tmp_path / "base.json", tmp_path / "cand.json", "--margin", "0.5", "--markdown", md)
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1] == (
+        "compare: INCONCLUSIVE: no regression shown, but 1 baseline cells missing from the candidate and 1 baseline "
+        "cells not judged in the candidate (only ERROR or n/a there)"
+    )
+    text = md.read_text()
+    assert "Not judged in the candidate (only ERROR or n/a there): `answers x down`" in text
+    assert "Only in the baseline (missing from the candidate): `fast x x`" in text
 
 
 @pytest.mark.parametrize(

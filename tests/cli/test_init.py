@@ -92,6 +92,21 @@ def test_all_four_providers_at_once(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert out.count("_BASE_URL=") == 3
 
 
+def test_the_llm_upstream_can_be_a_gateway_or_a_local_fake(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--llm-upstream: where the LLM listener forwards (a new user had to edit the file to reach a fake LLM)."""
+    one, two, forward = (tmp_path / f"{n}.yaml" for n in ("one", "two", "forward"))
+    assert init(capsys, "-y", "-c", str(one), "--llm-upstream", "http://127.0.0.1:9000/")[0] == 0
+    assert [lst.upstream for lst in load_config(one).proxy.listeners] == ["http://127.0.0.1:9000"]
+    args = ["-y", "-c", str(two), "--provider", "openai,anthropic", "--llm-upstream", "anthropic=http://10.0.0.5:8080"]
+    assert init(capsys, *args)[0] == 0
+    upstreams = {lst.name: lst.upstream for lst in load_config(two).proxy.listeners}
+    assert upstreams == {"openai": "https://api.openai.com", "anthropic": "http://10.0.0.5:8080"}
+    code, out, _ = init(capsys, "-y", "-c", str(forward), "--forward", "--llm-upstream", "http://127.0.0.1:9000")
+    config = load_config(forward)
+    assert code == 0 and config.targets["openai"].host == "127.0.0.1" and config.proxy.forward_allow == ["127.0.0.1"]
+    assert "  HTTP_PROXY=http://127.0.0.1:8700\n" in out  # the agent calls it over plain HTTP, through the proxy
+
+
 def test_a_prompt_with_dollars_and_quotes_is_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "c.yaml"
     prompt = 'Is "${HOME}" worth $5?'
@@ -115,6 +130,12 @@ def test_refuses_to_overwrite(tmp_path: Path, capsys: pytest.CaptureFixture[str]
         (["--provider", "mistral"], "--provider: unknown 'mistral'; choose one or more of openai, anthropic, gemini"),
         (["--endpoint", "localhost:8000"], "--endpoint: must be an http:// or https:// URL"),
         (["--agent", "python", "--callable", "agent.run"], "--callable: must be MODULE:ATTRIBUTE"),
+        (["--llm-upstream", "http://127.0.0.1:9000/v1"], "--llm-upstream: give scheme://HOST[:PORT], without a path"),
+        (["--llm-upstream", "gemini=http://127.0.0.1:9"], "--llm-upstream: an upstream for gemini, not one of its LLM"),
+        (
+            ["--provider", "openai,gemini", "--llm-upstream", "http://127.0.0.1:9"],
+            "--llm-upstream: 'http://127.0.0.1:9' is for which of its LLM APIs? give PROVIDER=URL",
+        ),
     ],
 )
 def test_bad_answers_are_one_line(

@@ -54,6 +54,14 @@ def test_contract_run_ends_with_its_files(calm: World, tmp_path: Path) -> None:
     assert last_line(report) == f"wrote {tmp_path / 'again.md'} (md report of {tmp_path / 'run' / 'results.json'})"
 
 
+def test_contract_run_quiet_prints_no_progress(calm: World, tmp_path: Path) -> None:
+    """-q as `ci -q`: stderr holds the files written and nothing before them (no progress lines)."""
+    out = flakeproxy("contract", "run", "-q", "-c", calm.config, "-o", tmp_path, "--format", "md")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stderr == wrote(tmp_path, "results.json", "summary.md") + "\n"
+    assert "resilience score 100.0%  PASS" in out.stdout
+
+
 def test_score_keeps_stdout_a_number(calm: World, tmp_path: Path) -> None:
     out = flakeproxy("contract", "score", "-c", calm.config, "-o", tmp_path, "--format", "html")
     assert out.returncode == 0, out.stderr

@@ -57,7 +57,7 @@ def test_langgraph_agent_token_sums_match_what_the_provider_reported(tmp_path: P
     run = run_langgraph_example(tmp_path, config)
     assert run.returncode == 0, run.stdout + run.stderr[-2000:]
     check_sums(run)
-    assert "; spent " in run.stderr  # the progress lines show the spend so far
+    assert "; run so far: " in run.stderr  # the progress lines show the run's spend so far
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="the agent runs under a POSIX shell environment")

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from flakeproxy.config.pricing import PricingTable
 from tests.invariants.journals import PRICING, llm, llm_error, llm_unknown, tool
 from tests.invariants.spend_judge import judge
 
@@ -35,3 +36,20 @@ def test_cost_budget(spec: dict[str, Any], journal: list[dict[str, Any]], outcom
 def test_without_a_pricing_table_it_cannot_judge() -> None:
     verdict = judge({"type": "cost_budget", "max_usd": 1}, CALLS)
     assert (verdict.outcome, verdict.reason) == ("error", "no pricing table to price the LLM calls with")
+
+
+MINI = PricingTable.model_validate({"models": {"gpt-4o*": {"input_usd_per_mtok": 0.15, "output_usd_per_mtok": 0.6}}})
+
+
+@pytest.mark.parametrize(
+    ("max_usd", "outcome", "reason"),
+    [
+        (0.000057, "fail", "$5.73e-05 in 1 LLM call, more than $5.7e-05"),  # rounded to $0.000001, it passed
+        (0.0000573, "pass", "$5.73e-05 in 1 LLM call (max $5.73e-05)"),  # the cost itself: a float sum's bits forgiven
+    ],
+)
+def test_a_micro_dollar_budget_is_judged_on_the_unrounded_cost(max_usd: float, outcome: str, reason: str) -> None:
+    """102 tokens in at $0.15 and 70 out at $0.60 per million: $0.0000573 (a new user's budget was $0.000057)."""
+    verdict = judge({"type": "cost_budget", "max_usd": max_usd}, [llm(1, 102, 70)], pricing=MINI)
+    assert (verdict.outcome, verdict.reason) == (outcome, reason)
+    assert verdict.evidence["usd"] == pytest.approx(0.0000573, rel=1e-12)

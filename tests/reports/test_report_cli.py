@@ -103,6 +103,8 @@ def test_an_interrupted_contract_run_still_writes_its_reports(tmp_path: Path) ->
     with world(tmp_path, delay_s=0.4) as w:
         code, err = sigterm_mid_run(w.config, results)
     assert code == 143, err
+    reports = ("results.json", "junit.xml", "report.html", "summary.md")
+    assert err.strip().splitlines()[-2] == "wrote " + ", ".join(str(tmp_path / "out" / f) for f in reports)
     assert "> **Interrupted.**" in (tmp_path / "out" / "summary.md").read_text()
     assert "<b>Interrupted.</b>" in (tmp_path / "out" / "report.html").read_text()
     assert 'type="interrupted"' in (tmp_path / "out" / "junit.xml").read_text()

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from flakeproxy import load_config
+from flakeproxy.reports.terminal import render
 from flakeproxy.results import RunResult
 from flakeproxy.runner.ci import run_ci_async
 from tests.runner.world import world
@@ -49,6 +50,7 @@ def test_three_pillars_without_a_model_and_the_arithmetic(tmp_path: Path) -> Non
     pillars = {p.name: p for p in result.ci.pillars}
     assert [p.name for p in result.ci.pillars] == ["contract", "mutation", "chaos", "replay"]
     assert not pillars["replay"].ran and pillars["replay"].share == 0.0
+    assert "replay    absent     not configured (no replays: section)" in render(result).splitlines()
     mutation = pillars["mutation"]
     assert set(mutation.skipped) == {"paraphrase", "tone_shift", "semantic_similarity_attack", "advanced_jailbreak"}
     assert all("no model: endpoint" in why for why in mutation.skipped.values())

@@ -45,7 +45,9 @@ def test_each_episode_and_scenario_says_what_it_spent(tmp_path: Path) -> None:
             completion_tokens(body),
         )
         assert episode.spend.tool_calls == {"market_data_api": 1}
-        assert episode.spend.cost_usd == round((prompt_tokens(body) * 1 + completion_tokens(body) * 2) / 1e6, 6)
+        assert episode.spend.cost_usd == pytest.approx(
+            (prompt_tokens(body) + completion_tokens(body) * 2) / 1e6, rel=1e-12
+        )
     by = {s.scenario: s for s in result.spend}
     assert by["no-chaos"].calm and by["no-chaos"].amplification["tokens"] == 1.0
     assert by["no-chaos"].total.input_tokens == sum(prompt_tokens(b) for b in sent)
@@ -68,12 +70,16 @@ def test_a_run_budget_of_10_llm_calls_stops_a_40_episode_run_with_exit_5(tmp_pat
     assert out.returncode == 5, out.stderr
     assert "the run budget was crossed (run.budget.llm_calls: 11 LLM calls, more than 10)" in out.stderr
     assert "[11/40] no-chaos" in out.stderr and "[12/40]" not in out.stderr
-    assert "; spent 11 LLM calls, " in out.stderr  # progress lines show the spend so far
+    assert "; run so far: 11 LLM calls, " in out.stderr  # progress lines show the run's spend so far
     data = json.loads((tmp_path / "out" / "results.json").read_text())
     assert not data["complete"] and len(data["episodes"]) == 11 == calls
     assert data["budget_crossed"] == "run.budget.llm_calls: 11 LLM calls, more than 10"
     assert data["spend"][0]["total"]["llm_calls"] == 11
     assert (tmp_path / "out" / "junit.xml").exists() and (tmp_path / "out" / "report.html").exists()
+    # as a finished run does: the matrix so far on stdout, the files written, then the error line
+    assert out.stdout.startswith("contract ") and "no-chaos" in out.stdout.splitlines()[2], out.stdout
+    reports = ("results.json", "junit.xml", "report.html", "summary.md")
+    assert out.stderr.strip().splitlines()[-2] == "wrote " + ", ".join(str(tmp_path / "out" / f) for f in reports)
 
 
 def test_a_run_stopped_by_its_budget_keeps_its_coverage_and_its_whole_spend(tmp_path: Path) -> None:
