@@ -140,13 +140,15 @@ class ContractRun:
         after: Callable[[Episode], Awaitable[None]] | None = None,
     ) -> None:
         """Run episodes, at most `limit` at once, each under its own scenario; progress counts from `base` done
-        (default: these alone); `after` is awaited once each episode is in."""
+        (default: these alone); `after` is awaited once each episode is in, before its slot is free again."""
         gate = asyncio.Semaphore(limit)
         base = len(self.done) if base is None else base
 
         async def one(episode: Episode) -> None:
-            async with gate:
-                done = await runner.run(episode)
+            async with gate:  # held until the episode is judged: at concurrency 1 nothing starts before (exit 3, 5)
+                await settle(await runner.run(episode))
+
+        async def settle(done: Episode) -> None:
             self.done[done.id] = done
             self.result.agent_invocations += len(done.transcript) if done.transcript is not None else 1  # per turn
             self.spent.charge(account(done, self.config))

@@ -49,7 +49,7 @@ def show_stopped(out: Path, formats: list[str], since: float, show: Callable[[Ru
     """After a run that stopped early (exit 3, 5, 130, 143): its reports, what it did (`show`, e.g. the matrix so
     far) and the files it wrote, as a finished run says them; before the error line that ends the output."""
     result = write_reports_after_interrupt(out, formats, since)
-    if result is None:
+    if result is None or not result.episodes:  # nothing ran (a sidecar never ready, say): the error line alone
         return
     if show is not None:
         show(escaped(result))
