@@ -12,13 +12,9 @@ openai = pytest.importorskip("openai", reason="the SDKs install beside mitmproxy
 anthropic = pytest.importorskip("anthropic", reason="the SDKs install beside mitmproxy 12 on Python 3.13+ only")
 
 from tests.support.proxy import Proxy, config_for, running_proxy  # noqa: E402
-from tests.support.upstream import ANSWER, RunningUpstream, Upstream  # noqa: E402
+from tests.support.upstream import ANSWER, QUESTION, SDK_TARGETS, RunningUpstream, Upstream  # noqa: E402
 
-TARGETS = {
-    "chat": {"listener": "llm", "path": "/v1/chat/completions", "api": "openai"},
-    "claude": {"listener": "llm", "path": "/v1/messages", "api": "anthropic"},
-}
-MESSAGES: Any = [{"role": "user", "content": "What is AAPL trading at?"}]
+TARGETS, MESSAGES = SDK_TARGETS, QUESTION
 
 
 @pytest.fixture(scope="module")

@@ -22,13 +22,9 @@ from flakeproxy.reports.html_detail import episode_detail  # noqa: E402
 from flakeproxy.results import Episode  # noqa: E402
 from tests.support.fake_usage import prompt_tokens  # noqa: E402
 from tests.support.proxy import Proxy, config_for, running_proxy  # noqa: E402
-from tests.support.upstream import ANSWER, TOOL_ARGS, RunningUpstream, openai_chat_events  # noqa: E402
+from tests.support.upstream import ANSWER, QUESTION, SDK_TARGETS, TOOL_ARGS, RunningUpstream, openai_chat_events  # noqa: E402
 
-TARGETS = {
-    "chat": {"listener": "llm", "path": "/v1/chat/completions", "api": "openai"},
-    "claude": {"listener": "llm", "path": "/v1/messages", "api": "anthropic"},
-}
-MESSAGES: Any = [{"role": "user", "content": "What is AAPL trading at?"}]
+TARGETS, MESSAGES = SDK_TARGETS, QUESTION
 TOOLS: Any = [{"type": "function", "function": {"name": "get_quote", "parameters": {"type": "object"}}}]
 #: how many events the fake's tool-call-only stream has, [DONE] included (a fault counting to it reaches the end)
 TOOL_EVENTS = len(openai_chat_events({"tools": TOOLS}))

@@ -320,3 +320,11 @@ class RunningUpstream:
     def __exit__(self, *exc: object) -> None:
         self.thread.run(self.runner.cleanup())
         self.thread.close()
+
+
+#: The OpenAI chat and Anthropic messages targets of an `llm` listener, and the question the SDK tests ask.
+SDK_TARGETS = {
+    "chat": {"listener": "llm", "path": "/v1/chat/completions", "api": "openai"},
+    "claude": {"listener": "llm", "path": "/v1/messages", "api": "anthropic"},
+}
+QUESTION: list[dict[str, str]] = [{"role": "user", "content": "What is AAPL trading at?"}]
