@@ -14,7 +14,8 @@ import itertools
 import time
 from dataclasses import dataclass
 
-from aiohttp import WSMessage, WSMsgType, web
+from aiohttp import web
+from aiohttp.http_websocket import WSMessage, WSMsgType  # not from the package: it has no client loaded
 
 from flakeproxy.config.replays import Exchange
 

@@ -70,6 +70,16 @@ def test_the_proxy_imports_no_runner_reports_or_mutations(example: str) -> None:
     assert "flakeproxy.config.wire_config" in modules  # the config was loaded
     # what only judging needs, and mitmproxy's default addons it never runs (flakeproxy.addons.lean_import)
     assert under(modules, "jsonschema", "ldap3", "flask", "jinja2", "werkzeug") == []
+    # aiohttp's server without its client, whose connector reads the CA bundle twice at import (lean_import)
+    assert "aiohttp.web" in modules and under(modules, "aiohttp.client", "aiohttp.connector") == []
+
+
+def test_aiohttp_is_whole_once_something_asks_for_its_client() -> None:
+    """The package the proxy loaded without its __init__ is the real one the first time a name outside its
+    submodules is asked for."""
+    code = "import flakeproxy.addons.server, aiohttp, sys\nassert aiohttp.ClientSession.__module__ == 'aiohttp.client'"
+    modules = imported(code + "\nassert aiohttp.__version__ and 'aiohttp.connector' in sys.modules")
+    assert "aiohttp.connector" in modules
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
