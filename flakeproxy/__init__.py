@@ -7,8 +7,9 @@ invariant catalogue, jsonschema), most of the proxy's start-up time. tests/test_
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from flakeproxy.lazy import lazy_names
 
 if TYPE_CHECKING:
     from flakeproxy.config import FlakeproxyConfig, load_config, parse_config
@@ -37,12 +38,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module 'flakeproxy' has no attribute {name!r}")
-    value = getattr(import_module(_LAZY[name]), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _LAZY, globals())
 
 
 def run_contract(config_path: str, output: str | None = None) -> RunResult:

@@ -8,8 +8,9 @@ tests/test_architecture.py holds it open).
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from flakeproxy.lazy import lazy_names
 
 if TYPE_CHECKING:
     from flakeproxy.config.agent import Agent, CommandAgent, HttpAgent, PythonAgent, parse_response_path
@@ -64,9 +65,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module 'flakeproxy.config' has no attribute {name!r}")
-    value = getattr(import_module(_LAZY[name]), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _LAZY, globals())
