@@ -80,11 +80,11 @@ def early_proxy(config_path: str) -> subprocess.Popen[bytes] | None:
     starts nothing here (load_config says what is wrong)."""
     if in_process():
         return None
-    from flakeproxy.config.reading import read_text
+    from flakeproxy.config.reading import MAX_CONFIG_BYTES, read_text
     from flakeproxy.config.yamlsource import expand_env, parse_yaml
 
     try:
-        data = expand_env(parse_yaml(read_text(Path(config_path), "config", 1 << 20), config_path))
+        data = expand_env(parse_yaml(read_text(Path(config_path), "config", MAX_CONFIG_BYTES), config_path))
     except (FlakeproxyError, OSError):
         return None
     proxy = data.get("proxy") if isinstance(data, dict) else None

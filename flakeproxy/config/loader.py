@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, TypeVar, overload
 from pydantic import ValidationError
 
 from flakeproxy.config.problems import explain
-from flakeproxy.config.reading import MIB, read_text
+from flakeproxy.config.reading import MAX_CONFIG_BYTES, read_text
 from flakeproxy.config.wire_config import WireConfig
 from flakeproxy.config.yamlsource import expand_env, parse_yaml
 from flakeproxy.errors import ConfigError
@@ -20,8 +20,6 @@ if TYPE_CHECKING:
 #: The model a config is validated as: FlakeproxyConfig, or the proxy's WireConfig (no invariant catalogue).
 M = TypeVar("M", bound=WireConfig)
 
-#: The largest config read: a config is a few KiB; recorded sessions belong in files (replays.sources).
-MAX_CONFIG_BYTES = MIB
 #: What -c defaults to, in the working directory.
 DEFAULT_CONFIG = "flakeproxy.yaml"
 

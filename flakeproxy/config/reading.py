@@ -23,6 +23,9 @@ _KINDS = {
     stat.S_ISSOCK: "a socket",
 }
 
+#: The largest config read: a config is a few KiB; recorded sessions belong in files (replays.sources).
+MAX_CONFIG_BYTES = MIB  # load_config, and early_proxy (runner/local.py) before it
+
 
 def _size(n: int) -> str:
     return f"{n / MIB:.1f} MiB" if n >= MIB else f"{n} bytes"
