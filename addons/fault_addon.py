@@ -21,7 +21,7 @@ from flakeproxy.addons.decoded import REWRITE_CAP_TEXT, decoded
 from flakeproxy.addons.flow_state import FlowState, RequestPass, ResponsePass, TransformedStream
 from flakeproxy.addons.upstream_timeouts import Timeouts, UpstreamWatch
 from flakeproxy.proxycore.injector import Clues, Injector
-from flakeproxy.proxycore.journal import BODY_CAP_BYTES, Journal, JournalEntry, redact_headers
+from flakeproxy.proxycore.journal import BODY_CAP_BYTES, Journal, JournalEntry, agent_left, redact_headers
 from flakeproxy.wire.applying import Applying, Close
 from flakeproxy.wire.call import CELL_HEADER, Call, resolve
 from flakeproxy.wire.coverage import Coverage
@@ -40,10 +40,6 @@ ATTRIBUTION = "flakeproxy.episode"
 UNFINISHED = unknown("the answer had not ended when the journal was read").to_json()
 #: The largest request body read whole to find its episode in MCP `params._meta` when its headers name none.
 META_BODY_MAX = 1 << 20
-
-
-def _agent_left(message: str) -> bool:
-    return "client disconnected" in message.lower()
 
 
 def _may_carry_meta(request: http.Request) -> bool:
@@ -290,11 +286,11 @@ class FaultAddon:
         message = flow.error.msg if flow.error else "unknown error"
         if state.watch is not None and state.watch.expired:
             message = state.watch.expired
-        if _agent_left(message) and self._answered_whole(flow, state):
+        if agent_left(message) and self._answered_whole(flow, state):
             self._left_after_answer(flow, state)
             return
         entry.error = entry.error or message
-        if flow.response is not None and state.streaming and not state.ended and not _agent_left(message):
+        if flow.response is not None and state.streaming and not state.ended and not agent_left(message):
             entry.closed_mid_body = True  # the agent had its status and part of the body when the upstream broke
         if state.coverage is not None and (flow.response is None or not state.streaming or self._timed_out(state)):
             state.coverage.upstream_failed(message)  # the agent got mitmproxy's 502, not the fault's change
@@ -329,7 +325,7 @@ class FaultAddon:
         """What the agent got when the flow failed: mitmproxy answers 502 unless the answer had begun
         (then the agent saw its status and a broken body), the flow was killed, or the agent left."""
         message = flow.error.msg if flow.error else ""
-        if message == mflow.Error.KILLED_MESSAGE or _agent_left(message):
+        if message == mflow.Error.KILLED_MESSAGE or agent_left(message):
             return None if flow.response is None or not state.streaming else flow.response.status_code
         if flow.response is not None and state.streaming:
             return flow.response.status_code

@@ -18,11 +18,9 @@ from typing import Any
 from flakeproxy.config import FlakeproxyConfig
 from flakeproxy.errors import InfrastructureError
 from flakeproxy.planning.plan import is_calm
+from flakeproxy.proxycore.journal import agent_left
 from flakeproxy.results import Episode, UnreadAnswer
 from flakeproxy.wire.record import read_fault
-
-#: the proxy's error when the agent hung up first (mitmproxy's words): the agent's doing, not the upstream's
-AGENT_LEFT = "client disconnected"
 
 
 def calm_episodes(config: FlakeproxyConfig, episodes: Iterable[Episode]) -> list[Episode]:
@@ -35,7 +33,7 @@ def upstream_failure(entry: dict[str, Any]) -> str | None:
     """The error of a request its upstream never answered (the agent got the proxy's 502, or 504 for a read
     timeout); None when the upstream answered (whatever the status), a fault acted, or the agent hung up first."""
     error = entry.get("error")
-    if not error or not entry.get("upstream_called", True) or AGENT_LEFT in error.lower():
+    if not error or not entry.get("upstream_called", True) or agent_left(error):
         return None
     fault = read_fault(entry.get("fault"))
     if fault is not None and fault.applied:

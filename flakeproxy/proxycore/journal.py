@@ -20,6 +20,12 @@ from flakeproxy.wire.record import fault_json
 BODY_CAP_BYTES = 64 * 1024
 
 
+def agent_left(error: str) -> bool:
+    """Whether a journal entry's error is the agent going away (mitmproxy's "Client disconnected."), not the
+    upstream or a fault failing the exchange."""
+    return "client disconnected" in error.lower()
+
+
 def redact_headers(headers: Iterable[tuple[str, str]], redactor: Redactor = DEFAULT) -> dict[str, str]:
     """Headers as a dict (repeated names joined with ', '), secret values replaced (Redactor.headers)."""
     return redactor.headers(headers)
