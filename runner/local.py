@@ -66,8 +66,8 @@ def proxy_command(config_path: str) -> list[str]:
 
 
 def spawn_proxy(config_path: str) -> subprocess.Popen[bytes]:
-    """The child, started now, in a session of its own; its stderr is kept (the last lines) by a thread that
-    reads it as it comes, so a talkative proxy never blocks on a full pipe."""
+    """The child, started now, in a session of its own, its stdout and stderr piped (LocalProxy reads its ready
+    line and keeps its last stderr lines)."""
     return subprocess.Popen(
         proxy_command(config_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
     )
@@ -87,7 +87,7 @@ def early_proxy(config_path: str) -> subprocess.Popen[bytes] | None:
         data = expand_env(parse_yaml(read_text(Path(config_path), "config", MAX_CONFIG_BYTES), config_path))
     except (FlakeproxyError, OSError):
         return None
-    proxy = data.get("proxy") if isinstance(data, dict) else None
+    proxy = data.get("proxy") if isinstance(data, dict) else None  # needs_local_proxy's rule, on the raw YAML
     if not isinstance(proxy, dict) or proxy.get("admin_url") or not (proxy.get("listeners") or proxy.get("forward")):
         return None
     return spawn_proxy(config_path)
