@@ -99,8 +99,15 @@ def test_node_agent_without_the_header_makes_traffic_checks_error(tmp_path: Path
     # docs/concepts.md: a request no episode can own "makes the traffic checks of the episodes concerned ERROR"
     cell = run.cell("few-retries", "quote-tool-down")
     assert cell["outcome"] == "error" and "could not be attributed" in cell["reason"], cell
-    # the faults did reach the agent: coverage counts them from the unattributed requests, no "check targets"
+    # An unattributed request gets no fault (no episode, so no scenario): whether the scenario's faults applied
+    # depends on whether one of its tool calls came while its episode was the only one open. Either way the run
+    # says what it saw: applied, or unknown because of the unattributed requests; never "check targets".
     [down] = [c for c in run.results["coverage"] if c["scenario"] == "quote-tool-down"]
-    assert down["applied"] > 0 and down["unattributed"] > 0
+    warnings = run.results["warnings"]
+    if down["applied"] == 0:
+        assert down["unattributed"] > 0, down
+        unknown = "scenario quote-tool-down: its episodes' requests could not be attributed"
+        assert any(unknown in w and "is unknown" in w for w in warnings), warnings
+    assert not any("check targets" in w for w in warnings), warnings
     assert len(run.results["unattributed_journal"]) == run.results["unattributed_requests"]
-    assert sum("could not be attributed" in w for w in run.results["warnings"]) == 1
+    assert sum("could not be attributed to an episode" in w for w in warnings) == 1
