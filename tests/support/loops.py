@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import random
 import socket
 import threading
 from collections import deque
 from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, TypeVar
 
 from tests.support.shared import worker
@@ -17,15 +19,41 @@ T = TypeVar("T")
 _handed_out: deque[int] = deque(maxlen=256)
 
 
+def _listening_range() -> range:
+    """Ports below the kernel's ephemeral range (ip_local_port_range), from 20000: no outgoing connection is ever
+    given one as its local port, so a port found free stays free until the test binds it. Handing out bind(0)'s
+    ephemeral ports let a client's connection take one first (seen with 4 workers: "Address already in use")."""
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return range(0)
+    return range(20000, low) if low > 21000 else range(0)
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
 def free_port() -> int:
     """A loopback port free now, that no other xdist worker of this run can be handed (the ports come in blocks of
-    64, block b belongs to worker b modulo n; not a port's own parity: Linux hands out odd ports to bind(0)), nor
-    one this process handed out lately (a test may not have bound it yet)."""
+    64, block b belongs to worker b modulo n), nor one this process handed out lately (a test may not have bound it
+    yet); below the ephemeral range where there is one (_listening_range), else what bind(0) gives."""
     index, count = worker()
+    ours = [p for p in _listening_range() if p // 64 % count == index]
     for _ in range(1000):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = int(s.getsockname()[1])
+        if ours:
+            port = random.choice(ours)
+            if not _bindable(port):
+                continue
+        else:
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                port = int(s.getsockname()[1])
         if port // 64 % count == index and port not in _handed_out:
             _handed_out.append(port)
             return port
