@@ -14,7 +14,8 @@ from pathlib import Path
 
 import certifi
 from cryptography import x509
-from cryptography.hazmat.primitives.serialization import Encoding
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from mitmproxy.certs import CertStore
 
 from flakeproxy.config import ProxyConfig
@@ -77,6 +78,7 @@ def ensure_ca(config: ProxyConfig) -> CaFiles:
         raise InfrastructureError(f"cannot create the CA in {where}: {e.strerror}; make the folder writable") from e
     except ValueError as e:
         raise ConfigError(f"{files.key} holds no PEM certificate ({e}); remove it to have a new CA made") from e
+    _check_pair(files)
     for secret in (files.key, files.folder / f"{BASENAME}-ca.p12"):  # the p12 holds the key too
         mode = stat.S_IMODE(secret.stat().st_mode) if secret.exists() else 0
         if mode & 0o077:
@@ -88,6 +90,28 @@ def ensure_ca(config: ProxyConfig) -> CaFiles:
                     f"0600 ({e.strerror}); chmod 600 it (Kubernetes: defaultMode: 0400 on its volume)"
                 ) from e
     return files
+
+
+def _check_pair(files: CaFiles) -> None:
+    """ConfigError unless mitmproxy-ca.pem holds a private key and, first of its certificates, the one the key
+    belongs to: the proxy loads the key without cryptography's RSA check (addons/master.py OwnCaTlsConfig), so a
+    key that is not the certificate's is caught here, at start, not by every agent's TLS handshake."""
+    try:
+        raw = files.key.read_bytes()
+    except OSError as e:
+        raise InfrastructureError(f"cannot read {files.key} (the CA): {e.strerror}; make it readable") from e
+    remove = "remove it (and mitmproxy-ca-cert.pem) to have a new CA made"
+    try:
+        key = serialization.load_pem_private_key(raw, None, unsafe_skip_rsa_key_validation=True)
+    except (ValueError, TypeError) as e:
+        raise ConfigError(f"{files.key} holds no unencrypted PEM private key ({e}); {remove}") from e
+    try:
+        cert = x509.load_pem_x509_certificates(raw)[0]
+    except ValueError as e:
+        raise ConfigError(f"{files.key} holds no PEM certificate ({e}); {remove}") from e
+    spki = (Encoding.DER, PublicFormat.SubjectPublicKeyInfo)
+    if key.public_key().public_bytes(*spki) != cert.public_key().public_bytes(*spki):
+        raise ConfigError(f"{files.key}: its private key does not belong to its first certificate; {remove}")
 
 
 def upstream_trust(config: ProxyConfig, files: CaFiles) -> str | None:

@@ -9,7 +9,8 @@ Kept, and why:
   proxyserver      the listeners: reverse, forward (regular) and the slots' copies
   next_layer       decides each connection's protocol layers (HTTP/1, HTTP/2, TLS, ...)
   tlsconfig        TLS both ways: the forward listener's CA (confdir), upstream verification
-                   (ssl_insecure, ssl_verify_upstream_trusted_ca)
+                   (ssl_insecure, ssl_verify_upstream_trusted_ca); as OwnCaTlsConfig, which loads the CA's key
+                   without cryptography's RSA key check (below)
   block            refuses clients from public addresses on the forward listener (block_global), as mitmdump did
   disable_h2c      refuses an h2c upgrade mitmproxy cannot proxy, instead of passing it on half-handled
   update_alt_svc   rewrites an upstream's Alt-Svc in reverse mode, so an agent is not told to bypass the proxy
@@ -26,6 +27,12 @@ Dropped (none of their options is set by flakeproxy, and the sidecar never expos
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+from cryptography.hazmat.primitives import serialization
+from mitmproxy import certs
 from mitmproxy.addons import (
     block,
     core,
@@ -40,6 +47,41 @@ from mitmproxy.master import Master
 from mitmproxy.options import Options
 
 
+class OwnCaTlsConfig(tlsconfig.TlsConfig):
+    """mitmproxy's TlsConfig, loading the CA in proxy.ca_dir without cryptography's RSA key check.
+
+    The check (n = p*q, p and q prime, ...) took 37 ms of every start, more than a third of what our start cost
+    beyond mitmdump's (issue 23), and it guards against keys from untrusted sources (cryptography's
+    `unsafe_skip_rsa_key_validation`). This key is the proxy's own, kept 0600 in proxy.ca_dir, and
+    ensure_ca (addons/ca.py) has checked that it belongs to the CA's certificate.
+    """
+
+    def running(self) -> None:
+        with _trusted_key_loading():  # mitmproxy loads its CertStore here (and nowhere else at start)
+            super().running()  # type: ignore[no-untyped-call]
+
+
+@contextlib.contextmanager
+def _trusted_key_loading() -> Iterator[None]:
+    """While inside: mitmproxy's certs.load_pem_private_key without the RSA check (it falls back to no password
+    for an unencrypted key, as mitmproxy's does)."""
+    original = certs.load_pem_private_key
+
+    def load(data: bytes, password: bytes | None) -> Any:
+        try:
+            return serialization.load_pem_private_key(data, password, unsafe_skip_rsa_key_validation=True)
+        except TypeError:
+            if password is not None:
+                return load(data, None)
+            raise
+
+    certs.load_pem_private_key = load
+    try:
+        yield
+    finally:
+        certs.load_pem_private_key = original
+
+
 def fault_proxy_master(options: Options) -> Master:
     """A master on the running event loop with the addons above; flakeproxy's own are added by the caller."""
     master = Master(options, with_termlog=False)
@@ -48,7 +90,7 @@ def fault_proxy_master(options: Options) -> Master:
         block.Block(),
         proxyserver.Proxyserver(),
         next_layer.NextLayer(),
-        tlsconfig.TlsConfig(),
+        OwnCaTlsConfig(),
         disable_h2c.DisableH2C(),
         update_alt_svc.UpdateAltSvc(),
         errorcheck.ErrorCheck(),

@@ -8,19 +8,24 @@ import shutil
 import ssl
 import stat
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
+from mitmproxy import certs
 
 from flakeproxy.cli.main import cli
+from flakeproxy.errors import ConfigError
 from tests.support.forward import OTHER_HOST, World, forward_config, staging_world, through_forward, trust_file
 from tests.support.proxy import running_proxy
 from tests.support.tls import make_ca
 
 UPSTREAM_CA = "flakeproxy test upstream CA"
+_MITMPROXY_LOADER = certs.load_pem_private_key
 
 
 @pytest.fixture(scope="module")
@@ -232,3 +237,42 @@ def test_a_ca_of_your_own_placed_in_ca_dir_is_used(world: World, tmp_path: Path)
     with running_proxy(config):
         seen = through_forward(forward, "api.openai.com", "/v1/quotes", own.cert_file)
         assert seen.status == 200 and seen.issuer == "our staging CA"
+
+
+def test_the_cas_key_is_loaded_without_the_rsa_check_but_must_be_its_certificates(world: World, tmp_path: Path) -> None:
+    """The RSA check cost 37 ms of every start (issue 23): a CA key whose CRT values fail it (mitmproxy's own loader
+    refuses it) still starts the proxy, which signs with it; a key that is not the certificate's is one line."""
+    own = make_ca(tmp_path / "own", "our RSA CA", rsa_key=True)
+    assert isinstance(own.key, rsa.RSAPrivateKey)
+    numbers = own.key.private_numbers()
+    broken = rsa.RSAPrivateNumbers(  # d mod (p-1) off by two: the public key and the certificate are unchanged
+        numbers.p, numbers.q, numbers.d, numbers.dmp1 + 2, numbers.dmq1, numbers.iqmp, numbers.public_numbers
+    ).private_key(unsafe_skip_rsa_key_validation=True)
+    ca_dir = tmp_path / "ca"
+    ca_dir.mkdir()
+    pem = ca_dir / "mitmproxy-ca.pem"
+    pem.write_bytes(
+        broken.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption()) + own.cert_file.read_bytes()
+    )
+    pem.chmod(0o600)
+    with pytest.raises(ValueError):
+        certs.CertStore.from_files(pem, ca_dir / "mitmproxy-dhparam.pem")  # mitmproxy's loader runs the check
+    config, forward = forward_config(world, ca_dir)
+    with running_proxy(config):
+        seen = through_forward(forward, "api.openai.com", "/v1/quotes", own.cert_file)
+        assert seen.status == 200 and seen.issuer == "our RSA CA"
+    assert certs.load_pem_private_key is _MITMPROXY_LOADER  # the skip was only while the CA loaded
+
+    other = make_ca(tmp_path / "other", "another CA")
+    pem.write_bytes(
+        other.key.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption()) + own.cert_file.read_bytes()
+    )
+    (tmp_path / "flakeproxy.yaml").write_text(config)
+    ca = [sys.executable, "-m", "flakeproxy", "ca", "-c", str(tmp_path / "flakeproxy.yaml")]
+    out = subprocess.run(ca, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and out.stderr == (
+        f"error: {pem}: its private key does not belong to its first certificate; remove it (and "
+        "mitmproxy-ca-cert.pem) to have a new CA made\n"
+    )
+    with pytest.raises(ConfigError, match="does not belong"), running_proxy(config):
+        pass

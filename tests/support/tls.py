@@ -13,7 +13,7 @@ from pathlib import Path
 from aiohttp import web
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import NameOID
 
 from tests.support.loops import LoopThread, free_port
@@ -30,7 +30,7 @@ class UpstreamCa:
 
     folder: Path
     cert_file: Path
-    key: ec.EllipticCurvePrivateKey
+    key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey
     cert: x509.Certificate
 
     def leaf(self, hosts: list[str]) -> ssl.SSLContext:
@@ -65,9 +65,9 @@ class UpstreamCa:
         return context
 
 
-def make_ca(folder: Path, name: str = "flakeproxy test upstream CA") -> UpstreamCa:
+def make_ca(folder: Path, name: str = "flakeproxy test upstream CA", rsa_key: bool = False) -> UpstreamCa:
     folder.mkdir(parents=True, exist_ok=True)
-    key = ec.generate_private_key(ec.SECP256R1())
+    key = rsa.generate_private_key(65537, 2048) if rsa_key else ec.generate_private_key(ec.SECP256R1())
     now = datetime.datetime.now(datetime.UTC)
     cert = (
         x509.CertificateBuilder()
