@@ -15,7 +15,7 @@ from tests.support.demo import DemoRun, demo_run
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((REPO / "examples").rglob("*.yaml"))
-IN_PROCESS = "FLAKEPROXY_IN_PROCESS_PROXY"  # runner/local.py's switch
+IN_PROCESS = "FLAKEPROXY_IN_PROCESS_PROXY"  # runner/proxy_child.py's switch
 
 #: folders whose tests share a session fixture (the demo's results): one xdist group, so it runs once
 ONE_GROUP = ("reports", "docker")

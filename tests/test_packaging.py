@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from flakeproxy.runner.local import proxy_command
+from flakeproxy.runner.proxy_child import proxy_command
 from tests.conftest import REPO
 from tests.runner.world import MATRIX, world
 from tests.support.wheel import installed_bin, user_env

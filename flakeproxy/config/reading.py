@@ -24,7 +24,7 @@ _KINDS = {
 }
 
 #: The largest config read: a config is a few KiB; recorded sessions belong in files (replays.sources).
-MAX_CONFIG_BYTES = MIB  # load_config, and early_proxy (runner/local.py) before it
+MAX_CONFIG_BYTES = MIB  # load_config, and early_proxy (runner/proxy_child.py) before it
 
 
 def _size(n: int) -> str:

@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from flakeproxy.cli.main import main
-from flakeproxy.runner.local import LocalProxy, early_proxy, end_child, launch_local
+from flakeproxy.runner.local import LocalProxy, launch_local
+from flakeproxy.runner.proxy_child import early_proxy, end_child
 from tests.hardening.runs import contract_run, listening, run_world
 from tests.hardening.test_run_stops import _proxies_of
 from tests.support.loops import free_port

@@ -1,0 +1,98 @@
+"""The proxy child of a local run: its command line, its early start, its end. No asyncio, no config models: `contract
+run` starts the child from here before it imports them (issue 23), so its start-up overlaps theirs.
+
+The child must import the very flakeproxy package this runner runs from. `python -m flakeproxy` would put
+the working directory first on sys.path, and from a clone's root the source folder `flakeproxy/` (which
+lacks addons/ and runner/, mapped under it only at install) would shadow the installed package. So the
+child runs with `-P` (no working directory or script folder on sys.path) and checks, before anything
+else, that the package it found is ours; otherwise it says which two it saw and exits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import flakeproxy.version
+from flakeproxy.errors import FlakeproxyError
+
+IN_PROCESS = "FLAKEPROXY_IN_PROCESS_PROXY"
+
+
+def in_process() -> bool:
+    """The test suite's switch: the proxy runs in a thread of this process instead of as the child."""
+    return os.environ.get(IN_PROCESS) == "1"
+
+
+# Run as `python -P -c CHILD <our package folder> <runner pid> proxy -c CONFIG`. It ends when the runner dies, by
+# any signal (it runs in a session of its own, so the runner's process group signals do not reach it).
+CHILD = (
+    "import os, sys\n"
+    "import flakeproxy\n"
+    "want, found = sys.argv[1], os.path.dirname(os.path.realpath(flakeproxy.__file__))\n"
+    "if found != want:\n"
+    "    sys.exit(f'error: the proxy would import flakeproxy from {found}, not from {want} where this run'\n"
+    "             ' started; unset PYTHONPATH or reinstall flakeproxy into this environment')\n"
+    "from flakeproxy.runner.parent_watch import end_with_parent\n"
+    "end_with_parent(int(sys.argv[2]))\n"
+    "from flakeproxy.cli.main import entry\n"
+    "entry(sys.argv[3:])\n"
+)
+
+
+def proxy_command(config_path: str) -> list[str]:
+    """The child's command line: this interpreter, isolated from the working directory, our package."""
+    package = str(Path(flakeproxy.version.__file__).resolve().parent)
+    return [sys.executable, "-P", "-c", CHILD, package, str(os.getpid()), "proxy", "-c", config_path]
+
+
+def spawn_proxy(config_path: str) -> subprocess.Popen[bytes]:
+    """The child, started now, in a session of its own, its stdout and stderr piped (LocalProxy reads its ready
+    line and keeps its last stderr lines)."""
+    return subprocess.Popen(
+        proxy_command(config_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+
+
+def early_proxy(config_path: str) -> subprocess.Popen[bytes] | None:
+    """`contract run`'s first step, before it imports the runner and the config models (issue 23): the child
+    starts now when the config plainly asks for a local proxy (read as YAML with ${VAR} expanded, not validated).
+    launch_local then adopts it, or stops it if the validated config says otherwise; a config it cannot read
+    starts nothing here (load_config says what is wrong)."""
+    if in_process():
+        return None
+    from flakeproxy.config.reading import MAX_CONFIG_BYTES, read_text
+    from flakeproxy.config.yamlsource import expand_env, parse_yaml
+
+    try:
+        data = expand_env(parse_yaml(read_text(Path(config_path), "config", MAX_CONFIG_BYTES), config_path))
+    except (FlakeproxyError, OSError):
+        return None
+    proxy = data.get("proxy") if isinstance(data, dict) else None  # needs_local_proxy's rule, on the raw YAML
+    if not isinstance(proxy, dict) or proxy.get("admin_url") or not (proxy.get("listeners") or proxy.get("forward")):
+        return None
+    return spawn_proxy(config_path)
+
+
+def end_child(child: subprocess.Popen[bytes], reader: threading.Thread | None = None) -> None:
+    """SIGTERM to the child's session, SIGKILL after 10 s; returns once it is gone (at once if it is), its stderr
+    read to the end by `reader`, and its pipes closed."""
+    if child.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGTERM)
+        try:
+            child.wait(10)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+    if reader is not None:
+        reader.join(5)
+    for pipe in (child.stdout, child.stderr):
+        if pipe is not None:
+            pipe.close()
