@@ -4,14 +4,17 @@ proxy. Each check runs in its own interpreter, since this one has imported every
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import click
 import pytest
 
 from flakeproxy.cli.main import COMMANDS, LazyGroup, cli, short_help
 from tests.conftest import REPO
+from tests.support.loops import free_port
 
 
 def imported(code: str) -> set[str]:
@@ -115,10 +118,77 @@ def test_each_package_imports_first_in_a_fresh_interpreter(package: str) -> None
 
 
 def test_contract_run_starts_its_proxy_before_the_models_load() -> None:
-    """What `contract run` has imported when it starts the proxy child (runner/local.py early_proxy): the CLI and a
-    YAML reader, not the config models, the runner or the reports, whose imports then overlap the child's."""
+    """What `contract run` has imported when it starts the proxy child (runner/proxy_child.py early_proxy): the CLI
+    and a YAML reader, not asyncio, the config models, the runner or the reports, whose imports then overlap the
+    child's."""
     modules = imported(
-        "import flakeproxy.cli.main, flakeproxy.cli.contract\nfrom flakeproxy.runner.local import early_proxy"
+        "import flakeproxy.cli.main, flakeproxy.cli.contract\nfrom flakeproxy.runner.proxy_child import early_proxy"
     )
-    heavy = ("pydantic", "flakeproxy.config.model", "flakeproxy.runner.engine", "flakeproxy.results", "mitmproxy")
+    heavy = (
+        "asyncio",
+        "pydantic",
+        "flakeproxy.config.model",
+        "flakeproxy.runner.engine",
+        "flakeproxy.results",
+        "mitmproxy",
+    )
     assert under(modules, *heavy) == []
+
+
+def test_the_proxy_loads_no_pydantic_plugin(tmp_path: Path) -> None:
+    """Looking for pydantic plugins read every installed package's entry points (15 ms of each proxy start): the
+    proxy does not look. A plugin on the path, which the same interpreter loads for a model of the user's, is not
+    loaded by `flakeproxy proxy` (it would write its mark)."""
+    mark = tmp_path / "loaded"
+    plugin = "class Plugin:\n    def new_schema_validator(self, *args, **kwargs):\n        return None, None, None\n"
+    (tmp_path / "markplugin.py").write_text(f"open({str(mark)!r}, 'w').close()\n{plugin}plugin = Plugin()\n")
+    info = tmp_path / "markplugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: markplugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[pydantic]\nmark = markplugin:plugin\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    env.pop("PYDANTIC_DISABLE_PLUGINS", None)
+    model = "import pydantic\nclass M(pydantic.BaseModel):\n    x: int = 0"
+    subprocess.run([sys.executable, "-c", model], env=env, check=True, timeout=60)
+    assert mark.exists(), "the plugin is found where nothing turns it off"
+    mark.unlink()
+    config = tmp_path / "flakeproxy.yaml"
+    admin, listen = free_port(), free_port()
+    config.write_text(
+        f'version: "2.0"\nproxy:\n  admin: 127.0.0.1:{admin}\n  listeners:\n    - name: llm\n'
+        f"      listen: 127.0.0.1:{listen}\n      upstream: http://127.0.0.1:9\n"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-m", "flakeproxy", "proxy", "-c", str(config)], env=env, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline().startswith("flakeproxy proxy ready")
+    finally:
+        child.terminate()
+        child.wait(15)
+        child.stdout.close()  # type: ignore[union-attr]
+    assert not mark.exists()
+
+
+GC_WAY = """\
+import gc, sys
+from flakeproxy.cli import main as m
+usual = gc.get_threshold()
+def command(argv):
+    assert gc.get_threshold() == m.STARTING_THRESHOLD, gc.get_threshold()
+    m.started()
+    assert gc.get_threshold() == usual and gc.get_freeze_count() > 0
+    m.started()  # a second call changes nothing
+    assert gc.get_threshold() == usual
+    print("ran", flush=True)
+    sys.exit(0)
+m.main = command
+m.entry([])
+"""
+
+
+def test_the_collector_waits_while_a_command_starts() -> None:
+    """entry() holds young collections back (30 ms of the proxy's start) until the command says started(), which
+    freezes what start-up made and puts the usual thresholds back."""
+    done = subprocess.run([sys.executable, "-c", GC_WAY], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout == "ran\n", done.stderr

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from flakeproxy.cli.main import started
 from flakeproxy.cli.options import config_option, formats_option, quiet_option
 from flakeproxy.cli.running import run_and_report
 from flakeproxy.cli.written import say_written
@@ -44,6 +45,7 @@ def ci(config_path: str, output: str | None, min_score: float | None, quiet: boo
         )
 
     async def start(progress: Callable[[str], None]) -> RunResult:
+        started()
         result: RunResult = await run_ci_async(config, config_path, out, progress, min_score)
         return result
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from flakeproxy.cli.exits import EXIT_CODES
+from flakeproxy.cli.main import started
 from flakeproxy.cli.options import config_option, formats_option, quiet_option, record_option
 from flakeproxy.cli.written import say_written
 from flakeproxy.reports import DEFAULT_FORMATS
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from flakeproxy.results import RunResult
 
 # The run commands import the config models, the planner and the runner only once their proxy child is started
-# (runner/local.py early_proxy): its start-up then overlaps theirs on the machine's other core (issue 23).
+# (runner/proxy_child.py early_proxy): its start-up then overlaps theirs on the machine's other core (issue 23).
 
 
 @click.group()
@@ -64,7 +65,7 @@ def _run(
 ) -> tuple[RunResult, Path, list[str]]:
     """The run, the folder it wrote into, and the reports written there (`show`: what to print of a run that
     stopped early, before its error line)."""
-    from flakeproxy.runner.local import early_proxy, end_child
+    from flakeproxy.runner.proxy_child import early_proxy, end_child
 
     early = early_proxy(config_path)  # first: the proxy starts while this process loads the rest
     try:
@@ -78,6 +79,7 @@ def _run(
             local = await launch_local(config, config_path, early)  # adopted, or stopped if not wanted
             from flakeproxy.runner.engine import run_contract_async
 
+            started()
             result: RunResult = await run_contract_async(config, config_path, out, progress, shard, record, local)
             return result
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from flakeproxy.cli.main import started
 from flakeproxy.cli.options import config_option, formats_option
 from flakeproxy.cli.running import run_and_report
 from flakeproxy.cli.written import say_written
@@ -62,6 +63,7 @@ def run_command(
     out = Path(output or config.run.output)
 
     async def start(progress: Callable[[str], None]) -> RunResult:
+        started()
         result: RunResult = await run_replay_async(config, config_path, out, progress, paths)
         return result
 

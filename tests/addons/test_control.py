@@ -243,21 +243,27 @@ def test_refuses_to_bind_beyond_loopback_without_a_token(tmp_path: Path) -> None
     )
 
 
-def _start(path: Path) -> subprocess.Popen[str]:
+def _start(path: Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "flakeproxy", "proxy", "-c", str(path)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env=env,
     )
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_proxy_command_prints_one_ready_line_and_stops_cleanly(tmp_path: Path, sig: signal.Signals) -> None:
+    """...and its atexit handlers run: it ends without the interpreter's teardown (cli.main.end_at_once)."""
     path = tmp_path / "c.yaml"
     path.write_text(config_for({"tools": "http://127.0.0.1:9"}, TARGETS))
     config = yaml.safe_load(path.read_text())
-    with _start(path) as process:
+    mark = tmp_path / "atexit-ran"
+    (tmp_path / "sitecustomize.py").write_text(
+        f"import atexit, pathlib\natexit.register(pathlib.Path({str(mark)!r}).touch)\n"
+    )
+    with _start(path, {**os.environ, "PYTHONPATH": str(tmp_path)}) as process:
         assert process.stdout is not None
         line = process.stdout.readline()
         admin = config["proxy"]["admin"]
@@ -269,6 +275,7 @@ def test_proxy_command_prints_one_ready_line_and_stops_cleanly(tmp_path: Path, s
         os.kill(process.pid, sig)
         assert process.wait(10) == 0
         assert process.stderr is not None and "Traceback" not in process.stderr.read()
+    assert mark.exists()
 
 
 #: Invariants the proxy never reads, each wrong: a type there is not, a regex without its pattern.
