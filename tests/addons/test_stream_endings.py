@@ -153,8 +153,9 @@ def test_an_agent_that_hangs_up_after_done_is_no_error(proxy: Proxy) -> None:
 
 
 def test_an_agent_that_leaves_mid_stream_keeps_the_error(proxy: Proxy, pace: float) -> None:
-    """Mid-stream only at a real pace: at once, the whole stream, [DONE] too, has passed the proxy before the agent
-    reads its second event, so the agent had all of the answer and its leaving is no error."""
+    """Mid-stream at a real pace. At once, the whole stream, [DONE] too, has usually passed the proxy before the
+    agent reads its second event, so the agent had all of the answer and its leaving is no error; on a loaded
+    machine the proxy may still be sending, and then it is the same error as at a real pace."""
 
     def leave(client: Any) -> str:
         stream = client.chat.completions.create(model="m", messages=MESSAGES, stream=True)
@@ -164,8 +165,8 @@ def test_an_agent_that_leaves_mid_stream_keeps_the_error(proxy: Proxy, pace: flo
 
     got, entry = in_episode(proxy, leave)
     assert got == "AAPL"
-    if not pace:
-        assert (entry["status"], entry["error"]) == (200, None)
+    if not pace and entry["error"] is None:
+        assert entry["status"] == 200
         return
     assert (entry["status"], entry["error"]) == (200, "Client disconnected.")
     assert entry["usage"]["unknown"] and entry["usage"]["reason"].startswith("Client disconnected.: ")
