@@ -23,7 +23,7 @@ from flakeproxy.addons.upstream_timeouts import Timeouts, UpstreamWatch
 from flakeproxy.proxycore.injector import Clues, Injector
 from flakeproxy.proxycore.journal import BODY_CAP_BYTES, Journal, JournalEntry, agent_left, redact_headers
 from flakeproxy.wire.applying import Applying, Close
-from flakeproxy.wire.call import CELL_HEADER, Call, resolve
+from flakeproxy.wire.call import CELL_HEADER, Call, folded, resolve
 from flakeproxy.wire.coverage import Coverage
 from flakeproxy.wire.markers import MarkerScan, carried
 from flakeproxy.wire.mcp import trace_meta
@@ -99,7 +99,7 @@ class FaultAddon:
         return self.listeners.get(flow.client_conn.proxy_mode.full_spec, "forward")
 
     def _call(self, flow: http.HTTPFlow, body: bytes) -> Call:
-        headers = {k.lower(): v for k, v in flow.request.headers.items()}
+        headers = folded(flow.request.headers.items(multi=True))
         request = flow.request
         return resolve(
             self.injector.targets, self._listener(flow), request.method, request.pretty_url, request.path, headers, body

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from sys import intern
 from typing import Any
@@ -58,6 +58,16 @@ _JSON_PAIR = re.compile(
 )
 
 
+def _cached(cache: dict[str, bool], name: str, decide: Callable[[str], bool]) -> bool:
+    """decide(name), remembered for the first FIELD_CACHE names (so a hostile stream of names stays bounded)."""
+    known = cache.get(name)
+    if known is None:
+        known = decide(name)
+        if len(cache) < FIELD_CACHE:
+            cache[name] = known
+    return known
+
+
 def words(name: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(name)]
 
@@ -66,10 +76,15 @@ class Redactor:
     def __init__(self, extra_names: Iterable[str] = ()) -> None:
         self.extra = frozenset(n.strip().lower() for n in extra_names if n.strip())
         self._fields: dict[str, bool] = {}
+        self._headers: dict[str, bool] = {}
 
     # --- which names are secret ---------------------------------------------------------------
 
     def secret_header(self, name: str) -> bool:
+        """A header name (answers are cached: every request and answer carries the same few names)."""
+        return _cached(self._headers, name, self._secret_header)
+
+    def _secret_header(self, name: str) -> bool:
         lower = name.lower()
         if lower in self.extra:
             return True
@@ -78,12 +93,7 @@ class Redactor:
 
     def secret_field(self, name: str) -> bool:
         """A query parameter, JSON or form field name (answers are cached: a body may repeat a name often)."""
-        known = self._fields.get(name)
-        if known is None:
-            known = self._secret_field(name)
-            if len(self._fields) < FIELD_CACHE:
-                self._fields[name] = known
-        return known
+        return _cached(self._fields, name, self._secret_field)
 
     def _secret_field(self, name: str) -> bool:
         lower = name.lower()
