@@ -56,6 +56,8 @@ class OwnCaTlsConfig(tlsconfig.TlsConfig):
     ensure_ca (addons/ca.py) has checked that it belongs to the CA's certificate.
     """
 
+    name = "tlsconfig"  # mitmproxy's name for the addon it replaces
+
     def running(self) -> None:
         with _trusted_key_loading():  # mitmproxy loads its CertStore here (and nowhere else at start)
             super().running()  # type: ignore[no-untyped-call]
@@ -85,7 +87,8 @@ def _trusted_key_loading() -> Iterator[None]:
 def fault_proxy_master(options: Options) -> Master:
     """A master on the running event loop with the addons above; flakeproxy's own are added by the caller."""
     master = Master(options, with_termlog=False)
-    master.addons.add(
+    theirs = AddonGroup(
+        "mitmproxy-addons",
         core.Core(),
         block.Block(),
         proxyserver.Proxyserver(),
@@ -95,4 +98,20 @@ def fault_proxy_master(options: Options) -> Master:
         update_alt_svc.UpdateAltSvc(),
         errorcheck.ErrorCheck(),
     )
+    master.addons.add(theirs)
     return master
+
+
+class AddonGroup:
+    """Addons that mitmproxy calls as one link of its chain, in their order (it walks an addon's `addons`).
+
+    For each event, mitmproxy wraps each link of its chain in an error guard and a coroutine of its own, and builds
+    the event's arguments again: with every addon a link, that was ~3 us per addon per event, 8 events a request
+    (issue 23: CPU per request 0.87-0.89x of mitmdump's, 0.81-0.85x grouped). Each addon still finds the others by
+    name (master.addons.get), and gets each hook as before. What a group changes: an exception in one addon's hook
+    (a bug: mitmproxy logs it) skips the hooks after it in the group for that event, as AddonHalt would.
+    """
+
+    def __init__(self, name: str, *addons: object) -> None:
+        self.name = name  # mitmproxy's name for it (two groups need two names)
+        self.addons = list(addons)

@@ -22,7 +22,7 @@ from flakeproxy.addons.decoded import REWRITE_CAP
 from flakeproxy.addons.fault_addon import FaultAddon
 from flakeproxy.addons.forward import ForwardTls
 from flakeproxy.addons.forward_guard import ForwardGuard, is_local
-from flakeproxy.addons.master import fault_proxy_master
+from flakeproxy.addons.master import AddonGroup, fault_proxy_master
 from flakeproxy.addons.otlp_receiver import OtlpReceiver
 from flakeproxy.addons.recorder import Recorder
 from flakeproxy.addons.replay_routes import ReplayRoutes
@@ -203,7 +203,8 @@ class ProxyServer:
         }
         proxy = self.config.proxy
         self._lifecycle = _Lifecycle(self.api, self.admin, on_ready)
-        master.addons.add(
+        ours = AddonGroup(
+            "flakeproxy-addons",
             self._guard(),  # first: a request it refuses gets no fault, and it judges names before resolve maps them
             ForwardTls(self.injector.targets, self.modes, proxy.intercept, proxy.resolve),
             faults := FaultAddon(self.injector, self.modes, self.journal, timeouts, self.slots),
@@ -213,6 +214,7 @@ class ProxyServer:
             *([self.otlp] if self.otlp else []),
             self._lifecycle,
         )
+        master.addons.add(ours)
         # lazy: a fault can answer when the upstream is down; bodies a rewrite would buffer stream past the cap
         master.options.update(connection_strategy="lazy", stream_large_bodies=REWRITE_CAP)
         signals = (signal.SIGTERM, signal.SIGINT) if handle_signals else ()
