@@ -231,6 +231,9 @@ class FaultAddon:
         assert flow.response is not None
         state.streaming = state.entry.streamed = True
         flow.response.stream = fn
+        # the headers as the agent gets them, journaled now: a stream the fault ends may be read (its episode
+        # over) before the upstream has finished
+        state.entry.response_headers = redact_headers(flow.response.headers.items(multi=True))
 
     def response(self, flow: http.HTTPFlow) -> None:
         state: FlowState | None = flow.metadata.get(KEY)
@@ -355,8 +358,9 @@ class FaultAddon:
             state.watch.stop()
         entry = state.entry
         entry.delivered = True
-        entry.latency_ms = round((time.monotonic() - state.started) * 1000, 3)
-        if flow.response is not None:
+        if entry.latency_ms is None:  # else the fault ended the agent's stream then (TransformedStream)
+            entry.latency_ms = state.elapsed_ms()
+        if flow.response is not None and not state.streaming:  # a streamed answer's were journaled as it began
             entry.response_headers = redact_headers(flow.response.headers.items(multi=True))
         entry.status = status if flow.error is not None else (flow.response.status_code if flow.response else None)
         if state.watch is not None and state.watch.expired:

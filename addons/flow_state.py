@@ -6,6 +6,7 @@ must never wait, and it never holds the whole body.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -36,6 +37,10 @@ class FlowState:
     ended: bool = False  # the streamed body was ended early by the transform
     left_after_answer: bool = False  # the agent hung up once its whole answer had come (not an error)
     finished: bool = False  # the journal entry was written
+
+    def elapsed_ms(self) -> float:
+        """Since the request reached the proxy."""
+        return round((time.monotonic() - self.started) * 1000, 3)
 
 
 class Framed(bytes):
@@ -106,6 +111,7 @@ class TransformedStream:
             return out
         if transform.done:
             state.ended = state.entry.delivered = True  # the agent's stream ends here, whatever comes upstream
+            state.entry.latency_ms = state.elapsed_ms()  # what the agent waited, not what the upstream took
             if state.meter is not None:  # what the agent got is all it gets: its usage is read now
                 state.entry.usage, state.usage_read = state.meter.finish(self._ending()).to_json(), True
             if self.cut is not None and transform.cut:  # a stream that ended on its own is not reset after its end

@@ -103,6 +103,11 @@ def cell_detail(result: RunResult, index: int, cell: CellResult, anchors: dict[s
     )
 
 
+def _latency(ms: Any) -> str:
+    """A request's latency, or a muted dash when none was measured (its answer had not ended when read)."""
+    return f"{float(ms):.0f}" if ms is not None else '<span class="muted" title="not measured">-</span>'
+
+
 def _request_row(entry: dict[str, Any], start: float, retries: set[int]) -> str:
     offset = (float(entry.get("started_at") or start) - start) * 1000
     status = entry.get("status")
@@ -116,7 +121,7 @@ def _request_row(entry: dict[str, Any], start: float, retries: set[int]) -> str:
         f"<tr><td>{esc(entry.get('seq', ''))}</td><td class=num>+{offset:.0f}</td>"
         f"<td>{esc(facts.target_of(entry))}</td>"
         f"<td><code>{esc(entry.get('method', ''))} {esc(facts.path_of(entry))}</code>{retry}</td>"
-        f"<td>{status_text}</td><td class=num>{float(entry.get('latency_ms') or 0):.0f}</td>"
+        f"<td>{status_text}</td><td class=num>{_latency(entry.get('latency_ms'))}</td>"
         f"<td>{fault_badge(fault) if fault else ''}</td></tr>"
     )
 

@@ -170,3 +170,34 @@ def test_an_agent_that_leaves_mid_stream_keeps_the_error(proxy: Proxy, pace: flo
         return
     assert (entry["status"], entry["error"]) == (200, "Client disconnected.")
     assert entry["usage"]["unknown"] and entry["usage"]["reason"].startswith("Client disconnected.: ")
+
+
+def test_a_stream_the_fault_ended_is_journaled_as_the_agent_had_it_before_the_upstream_ends(proxy: Proxy) -> None:
+    """The episode ends (its journal read) while the upstream is still sending (its body ends 0.3 s after its
+    events): the cut call's latency is what the agent waited and its headers are there (trial: latency null,
+    shown as 0 ms, headers empty)."""
+    proxy.control.ok("POST", "/reset")
+    client = openai.OpenAI(base_url=proxy.listeners["llm"] + "/v1", api_key="sk-test", max_retries=0, timeout=20)
+    cut = {"mode": "stream_cut", "after_events": 2}
+    try:
+        with proxy.control.scenario_on(llm_faults=[cut]):
+            episode = proxy.control.begin()
+            try:
+                got = text(chunks(client))
+            except openai.APIError:
+                got = None  # an SDK may or may not raise on a stream cut without its end
+            (entry,) = proxy.control.end(episode)
+    finally:
+        client.close()
+    assert got != ANSWER and entry["fault"]["applied"] is True
+    assert entry["latency_ms"] is not None and entry["latency_ms"] < 300, entry["latency_ms"]
+    assert entry["response_headers"]["content-type"].startswith("text/event-stream")
+    row = f"<td class=num>{entry['latency_ms']:.0f}</td>"
+    assert row in episode_detail(
+        Episode(id="e", scenario="s", prompt="p", prompt_index=0, label="l", journal=[entry]), "e"
+    )
+    unmeasured = {**entry, "latency_ms": None}
+    html = episode_detail(
+        Episode(id="e", scenario="s", prompt="p", prompt_index=0, label="l", journal=[unmeasured]), "e"
+    )
+    assert 'title="not measured">-</span>' in html and "<td class=num>0</td>" not in html
