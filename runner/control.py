@@ -12,6 +12,7 @@ from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, w
 from flakeproxy import control_api as api
 from flakeproxy.config.replays import ReplayPlan
 from flakeproxy.errors import InfrastructureError
+from flakeproxy.runner.http_errors import why
 
 #: One readiness probe's bound: a proxy that accepts but does not answer is not ready (tried again).
 PROBE_TIMEOUT = aiohttp.ClientTimeout(total=2)
@@ -57,7 +58,7 @@ class ControlClient:
                 return data
         except aiohttp.ClientError as e:
             raise InfrastructureError(
-                f"proxy control API at {self.url} unreachable ({e}); is the proxy running?"
+                f"proxy control API at {self.url} unreachable ({why(e)}); is the proxy running?"
             ) from e
         except TimeoutError as e:
             raise InfrastructureError(f"proxy control API {method} {path} at {self.url} did not answer in 30 s") from e

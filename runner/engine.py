@@ -280,8 +280,9 @@ class ContractRun:
             runner.hooks += [self.telemetry] if self.telemetry else []
             await self._steps(runner, limit)
             self.result.complete = True
-        except (asyncio.CancelledError, KeyboardInterrupt):
-            self.result.interrupted_by = "interrupted (Ctrl-C or a signal)"
+        except (asyncio.CancelledError, KeyboardInterrupt) as e:
+            # the signal's name when the run command cancelled the run for one (cli/running.py run_until_signal)
+            self.result.interrupted_by = str(e.args[0]) if e.args and isinstance(e.args[0], str) else "SIGINT"
             raise
         except FlakeproxyError as e:
             self.result.interrupted_by = f"{type(e).__name__}: {e}"

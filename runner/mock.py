@@ -21,6 +21,7 @@ from flakeproxy.config.proxy import split_host_port
 from flakeproxy.config.settings import HttpMockService
 from flakeproxy.errors import InfrastructureError
 from flakeproxy.proxycore.redact import DEFAULT, Redactor
+from flakeproxy.runner.http_errors import why
 from flakeproxy.wire.call import CELL_HEADER
 from flakeproxy.wire.trace import baggage_episode
 
@@ -113,7 +114,7 @@ async def mock_call(service: HttpMockService, action: str) -> list[dict[str, Any
             async with method(url) as response:
                 data = await response.json()
     except aiohttp.ClientError as e:
-        raise InfrastructureError(f"mock service at {service.listen} unreachable: {e}") from e
+        raise InfrastructureError(f"mock service at {service.listen} unreachable: {why(e)}") from e
     return list(data.get("requests", []))
 
 
@@ -129,5 +130,5 @@ async def mock_scrub(service: HttpMockService, episode: str | None, texts: list[
             if response.status != 200:
                 raise InfrastructureError(f"mock service at {service.listen} refused to scrub texts: {data}")
     except aiohttp.ClientError as e:
-        raise InfrastructureError(f"mock service at {service.listen} unreachable: {e}") from e
+        raise InfrastructureError(f"mock service at {service.listen} unreachable: {why(e)}") from e
     return list(data["texts"])

@@ -70,7 +70,7 @@ def run_until_signal(
 
         def stop(name: str) -> None:
             stopped_by.append(name)
-            task.cancel()
+            task.cancel(name)  # the run's results say which signal (RunResult.interrupted_by)
 
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop, sig.name)

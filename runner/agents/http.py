@@ -18,6 +18,7 @@ from flakeproxy.errors import InfrastructureError
 from flakeproxy.proxycore.redact import Redactor
 from flakeproxy.results import UnreadAnswer
 from flakeproxy.runner.agents.base import Invocation, Reply, clip
+from flakeproxy.runner.http_errors import why
 from flakeproxy.runner.ports import EpisodePort
 from flakeproxy.wire.call import CELL_HEADER
 from flakeproxy.wire.sse import SseParser
@@ -148,7 +149,7 @@ class HttpAdapter:
                             body = clip(await response.text())
                             raise InfrastructureError(f"agent reset {where} answered HTTP {response.status}: {body}")
         except aiohttp.ClientError as e:
-            raise InfrastructureError(f"agent reset {where} unreachable: {e}") from e
+            raise InfrastructureError(f"agent reset {where} unreachable: {why(e)}") from e
 
     async def invoke(self, prompt: str, how: Invocation | None = None) -> Reply:
         assert self.session is not None
@@ -179,7 +180,7 @@ class HttpAdapter:
             return Reply(None, (time.monotonic() - start) * 1000, f"agent timed out after {self.config.timeout_ms} ms")
         except aiohttp.ClientConnectorError as e:
             # nothing accepted the connection: the agent is not there, the run cannot go on
-            raise InfrastructureError(f"agent {endpoint} unreachable: {e}") from e
+            raise InfrastructureError(f"agent {endpoint} unreachable: {why(e)}") from e
         except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as e:
             # connected and sent, then the agent hung up, reset or cut its answer: this cell's agent error
             return Reply(None, (time.monotonic() - start) * 1000, f"agent closed the connection mid-request: {e}")

@@ -68,7 +68,7 @@ def interrupted(result: RunResult) -> RunResult:
     return result.model_copy(
         update={
             "complete": False,
-            "interrupted_by": "interrupted (Ctrl-C or a signal)",
+            "interrupted_by": "SIGINT",
             "score": None,
             "ci": None,
             "coverage": [],

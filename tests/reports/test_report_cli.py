@@ -53,7 +53,7 @@ def test_report_renders_every_format(fmt: str, start: str, demo_dir: Path, tmp_p
 def test_report_of_an_interrupted_run_says_so(demo: dict[str, RunResult], saved: Callable[[RunResult], Path]) -> None:
     path = saved(interrupted(demo["naive"]))
     for fmt, says in (
-        ("terminal", "INCOMPLETE: The run was interrupted (interrupted (Ctrl-C or a signal))"),
+        ("terminal", "INCOMPLETE: The run was interrupted (SIGINT)"),
         ("html", "<b>Interrupted.</b> The run was interrupted"),
         ("md", "> **Interrupted.**"),
         ("junit", 'type="interrupted"'),
