@@ -72,13 +72,13 @@ JOURNAL_QUERY = ["since", "limit", "episode", "unattributed"]
 class Body(BaseModel):
     """A request body: unknown keys are refused, so a typo is an error, not a silent default."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class Reply(BaseModel):
     """A reply body: extra keys are kept, so an older client reads a newer proxy."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
 
 class ScenarioSet(Body):

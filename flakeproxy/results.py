@@ -18,7 +18,10 @@ Outcome = Literal["pass", "fail", "error", "not_applicable", "inconclusive"]
 
 
 class Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """Every results model. defer_build: its validator is built on first use, once for the whole tree, not at import
+    for every class (~40 ms of each run's start; as flakeproxy.config.base.StrictModel, issue 23)."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class EpisodeVerdict(Model):

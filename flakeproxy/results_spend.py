@@ -13,7 +13,7 @@ MEASURES = ("tokens", "llm_calls", "tool_calls", "cost")
 
 
 class Spend(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     llm_calls: int = 0
     tool_calls: dict[str, int] = Field(default_factory=dict, description="Requests per tool target.")
@@ -54,7 +54,7 @@ class Spend(BaseModel):
 
 
 class ScenarioSpend(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     scenario: str
     calm: bool = Field(False, description="The calm scenario, the baseline of the others' amplification.")

@@ -55,7 +55,7 @@ RateOutcome = Literal["pass", "fail", "inconclusive"]
 
 
 class StatsModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class Interval(StatsModel):

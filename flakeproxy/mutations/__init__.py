@@ -22,7 +22,7 @@ __all__ = ["CANARY", "RULES", "Mutation", "MutationSet", "mutations_for"]
 
 
 class Mutation(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     id: str
     type: str
@@ -38,7 +38,7 @@ class Mutation(BaseModel):
 
 
 class MutationSet(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     key: str = Field(description="What they were generated from; a change regenerates them.")
     mutations: list[Mutation] = Field(default_factory=list)

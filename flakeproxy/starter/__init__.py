@@ -26,7 +26,7 @@ __all__ = ["DEFAULT_PROMPT", "PROVIDERS", "Answers", "Starter", "parse_tool_url"
 
 
 class Starter(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     text: str
     summary: str

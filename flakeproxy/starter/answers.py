@@ -31,7 +31,7 @@ Origin = Annotated[HttpUrl, AfterValidator(_origin)]
 class ProviderWiring(BaseModel):
     """Where a provider's API lives and how its SDKs are pointed elsewhere."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     upstream: str
     host: str
@@ -83,7 +83,7 @@ WIRING: dict[str, ProviderWiring] = {
 class ToolApi(BaseModel):
     """A tool API the agent calls, from its base URL."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     url: str
     name: str
@@ -95,7 +95,7 @@ class ToolApi(BaseModel):
 class Answers(BaseModel):
     """Everything `flakeproxy init` needs; each field is a flag of the command and a question on a terminal."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     agent_type: AgentType = "http"
     endpoint: HttpUrl = "http://127.0.0.1:8000/chat"

@@ -22,7 +22,7 @@ CA_CERT = "flakeproxy-ca.pem"
 
 
 class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
 
 class Listener(Frozen):

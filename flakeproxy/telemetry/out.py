@@ -21,7 +21,7 @@ Status = Literal["unset", "ok", "error"]
 
 
 class EventSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     name: str
     time_ns: int
@@ -31,7 +31,7 @@ class EventSpec(BaseModel):
 class SpanSpec(BaseModel):
     """One span to export, with its ids and times fixed (hex ids, Unix nanoseconds)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     trace_id: str
     span_id: str

@@ -19,7 +19,7 @@ RESEND_COUNT = "http.request.resend_count"
 
 
 class SpanEvent(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     name: str
     time: float = Field(description="Unix seconds.")
@@ -29,7 +29,7 @@ class SpanEvent(BaseModel):
 class AgentSpan(BaseModel):
     """One span the agent exported. Ids are lower-case hex (trace 32, span 16); times are Unix seconds."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     trace_id: str
     span_id: str

@@ -24,7 +24,7 @@ class FaultRecord(BaseModel):
     attack's payload or canary appeared in a later LLM request of the same episode).
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     scenario: str | None = Field(description="The scenario it was decided in.")
     section: Section

@@ -46,7 +46,7 @@ Api = Literal["openai", "openai-responses", "anthropic", "gemini"]
 class Usage(BaseModel):
     """The usage of one LLM call (see the module's docstring for what each count means)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     input_tokens: int | None = Field(None, ge=0)
     output_tokens: int | None = Field(None, ge=0)
