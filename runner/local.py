@@ -12,14 +12,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import subprocess
 import threading
 from collections import deque
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 from flakeproxy.errors import FlakeproxyError, InfrastructureError
-from flakeproxy.runner.proxy_child import end_child, in_process, spawn_proxy
+from flakeproxy.runner.proxy_child import Child, end_child, in_process, start_proxy
 
 if TYPE_CHECKING:
     from flakeproxy.addons.server import ProxyServer
@@ -27,16 +26,16 @@ if TYPE_CHECKING:
 
 
 class LocalProxy:
-    def __init__(self, config_path: str, child: subprocess.Popen[bytes] | None = None) -> None:
+    def __init__(self, config_path: str, child: Child | None = None) -> None:
         self.config_path = config_path
-        self.process: subprocess.Popen[bytes] | None = None
+        self.process: Child | None = None
         self.said: deque[str] = deque(maxlen=50)  # the child's last stderr lines
         self.reader: threading.Thread | None = None
         self.thread: _ProxyThread | None = None
         if child is not None:
             self._adopt(child)
 
-    def _adopt(self, child: subprocess.Popen[bytes]) -> None:
+    def _adopt(self, child: Child) -> None:
         self.process = child
         self.reader = threading.Thread(target=self._keep_stderr, name="flakeproxy-proxy-stderr", daemon=True)
         self.reader.start()
@@ -51,7 +50,7 @@ class LocalProxy:
         """Start the child without waiting for it: its imports and start-up overlap the runner's own
         (issue 23); `start()` then waits for its ready line."""
         if self.process is None and not in_process():
-            self._adopt(spawn_proxy(self.config_path))
+            self._adopt(start_proxy(self.config_path))
 
     async def start(self) -> None:
         if in_process():
@@ -146,9 +145,7 @@ def needs_local_proxy(config: FlakeproxyConfig) -> bool:
     return proxy.admin_url is None and bool(proxy.listeners or proxy.forward)
 
 
-async def launch_local(
-    config: FlakeproxyConfig, config_path: str, early: subprocess.Popen[bytes] | None = None
-) -> LocalProxy | None:
+async def launch_local(config: FlakeproxyConfig, config_path: str, early: Child | None = None) -> LocalProxy | None:
     """Launch the run's local proxy, if it has one, before anything else (issue 23: the proxy's start overlaps
     the runner's imports and planning), or adopt the one early_proxy started; hand it to run_contract_async, which
     stops it whatever happens. An early child the validated config does not want is stopped here."""

@@ -1,11 +1,12 @@
-"""The proxy child of a local run: its command line, its early start, its end. No asyncio, no config models: `contract
-run` starts the child from here before it imports them (issue 23), so its start-up overlaps theirs.
+"""The proxy child of a local run: its start (forked where it can be, runner/forked.py, else spawned), its early
+start, its end. No asyncio, no config models: `contract run` starts the child from here before it imports them
+(issue 23), so its start-up overlaps theirs.
 
-The child must import the very flakeproxy package this runner runs from. `python -m flakeproxy` would put
-the working directory first on sys.path, and from a clone's root the source folder `flakeproxy/` (which
-lacks addons/ and runner/, mapped under it only at install) would shadow the installed package. So the
-child runs with `-P` (no working directory or script folder on sys.path) and checks, before anything
-else, that the package it found is ours; otherwise it says which two it saw and exits.
+A spawned child must import the very flakeproxy package this runner runs from (a forked one is this process).
+`python -m flakeproxy` would put the working directory first on sys.path, and from a clone's root the source
+folder `flakeproxy/` (which lacks addons/ and runner/, mapped under it only at install) would shadow the installed
+package. So the child runs with `-P` (no working directory or script folder on sys.path) and checks, before
+anything else, that the package it found is ours; otherwise it says which two it saw and exits.
 """
 
 from __future__ import annotations
@@ -17,11 +18,30 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import IO, Protocol
 
 import flakeproxy.version
 from flakeproxy.errors import FlakeproxyError
+from flakeproxy.runner.forked import can_fork, fork_proxy
 
 IN_PROCESS = "FLAKEPROXY_IN_PROCESS_PROXY"
+
+
+class Child(Protocol):
+    """The proxy child as the runner uses it: a subprocess.Popen, or a ForkedChild (runner/forked.py)."""
+
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def stdout(self) -> IO[bytes] | None: ...
+
+    @property
+    def stderr(self) -> IO[bytes] | None: ...
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
 
 
 def in_process() -> bool:
@@ -59,7 +79,12 @@ def spawn_proxy(config_path: str) -> subprocess.Popen[bytes]:
     )
 
 
-def early_proxy(config_path: str) -> subprocess.Popen[bytes] | None:
+def start_proxy(config_path: str) -> Child:
+    """The child, started now: forked where this process can fork safely (runner/forked.py), else spawned."""
+    return fork_proxy(config_path) if can_fork() else spawn_proxy(config_path)
+
+
+def early_proxy(config_path: str) -> Child | None:
     """`contract run`'s first step, before it imports the runner and the config models (issue 23): the child
     starts now when the config plainly asks for a local proxy (read as YAML with ${VAR} expanded, not validated).
     launch_local then adopts it, or stops it if the validated config says otherwise; a config it cannot read
@@ -76,10 +101,10 @@ def early_proxy(config_path: str) -> subprocess.Popen[bytes] | None:
     proxy = data.get("proxy") if isinstance(data, dict) else None  # needs_local_proxy's rule, on the raw YAML
     if not isinstance(proxy, dict) or proxy.get("admin_url") or not (proxy.get("listeners") or proxy.get("forward")):
         return None
-    return spawn_proxy(config_path)
+    return start_proxy(config_path)
 
 
-def end_child(child: subprocess.Popen[bytes], reader: threading.Thread | None = None) -> None:
+def end_child(child: Child, reader: threading.Thread | None = None) -> None:
     """SIGTERM to the child's session, SIGKILL after 10 s; returns once it is gone (at once if it is), its stderr
     read to the end by `reader`, and its pipes closed."""
     if child.poll() is None:

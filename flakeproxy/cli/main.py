@@ -152,7 +152,8 @@ def entry(argv: list[str] | None = None) -> None:
     more (a run's or the proxy's exit took 0.12 s, 0.02 s so; issue 23). atexit handlers still run. Not in
     main(), which tests call in their own process."""
     global _after_start
-    _after_start = gc.get_threshold()
+    if _after_start is None:  # else a proxy child forked while its runner started (runner/forked.py): the runner's
+        _after_start = gc.get_threshold()
     gc.set_threshold(*STARTING_THRESHOLD)
     try:
         main(argv)

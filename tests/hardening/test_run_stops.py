@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.hardening.runs import contract_run, listening, run_world, wait_closed
+from tests.support.children import proxy_children
 
 pytestmark = pytest.mark.proxy_child  # what happens to the runner's proxy child
 
@@ -54,19 +55,6 @@ def test_an_unexpected_exception_writes_partial_results_stops_the_proxy_and_exit
     assert (world.out / "report.html").exists(), "the reports of what was done"
 
 
-def _proxies_of(config: Path) -> list[int]:
-    """Processes running `proxy -c config` (the runner's child)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
-        except (OSError, ValueError):
-            continue
-        if entry.name.isdigit() and str(config).encode() in cmdline and b"proxy" in cmdline:
-            found.append(int(entry.name))
-    return found
-
-
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("attempt", [1, 2, 3])
 def test_a_killed_runner_takes_its_proxy_child_with_it(tmp_path: Path, attempt: int) -> None:
@@ -79,13 +67,13 @@ def test_a_killed_runner_takes_its_proxy_child_with_it(tmp_path: Path, attempt: 
             while not listening(world.admin):  # the proxy child is up: the runner waits on the slow agent next
                 assert runner.poll() is None and time.monotonic() < deadline, "the proxy child never came up"
                 time.sleep(0.05)
-            children = _proxies_of(world.config)
+            children = proxy_children(world.config)
             assert len(children) == 1, children
         finally:
             os.kill(runner.pid, signal.SIGKILL)
             runner.wait(10)
         assert wait_closed(world.admin, 15), "the proxy child still listens after its runner was killed"
         deadline = time.monotonic() + 15
-        while _proxies_of(world.config) and time.monotonic() < deadline:
+        while proxy_children(world.config) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert _proxies_of(world.config) == [], "the proxy child outlived its runner"
+        assert proxy_children(world.config) == [], "the proxy child outlived its runner"

@@ -14,7 +14,7 @@ from flakeproxy.cli.main import main
 from flakeproxy.runner.local import LocalProxy, launch_local
 from flakeproxy.runner.proxy_child import early_proxy, end_child
 from tests.hardening.runs import contract_run, listening, run_world
-from tests.hardening.test_run_stops import _proxies_of
+from tests.support.children import proxy_children
 from tests.support.loops import free_port
 
 pytestmark = pytest.mark.proxy_child  # the child process itself, not the suite's in-process proxy
@@ -90,7 +90,7 @@ def test_a_config_error_after_the_early_start_leaves_no_proxy(
         world.config.write_text(yaml.safe_dump(data))
         with pytest.raises(SystemExit) as stopped:
             main(["contract", "run", "-c", str(world.config), "-o", str(world.out)])
-        left, still = _proxies_of(world.config), listening(world.admin)
+        left, still = proxy_children(world.config), listening(world.admin)
     assert stopped.value.code == 2
     assert "severity" in capsys.readouterr().err
     assert left == [] and not still, "the child started early was stopped before the command returned"
@@ -99,7 +99,7 @@ def test_a_config_error_after_the_early_start_leaves_no_proxy(
 def test_a_run_adopts_its_early_child(tmp_path: Path) -> None:
     with run_world(tmp_path, json.dumps({"reply": "AAPL, per the source."}).encode()) as world:
         out = contract_run(world)
-        assert _proxies_of(world.config) == [] and not listening(world.admin)
+        assert proxy_children(world.config) == [] and not listening(world.admin)
     assert out.returncode == 0, out.stderr[-2000:]
     results = json.loads((world.out / "results.json").read_text())
     assert results["complete"] is True and all(e["journal"] is not None for e in results["episodes"])

@@ -17,6 +17,7 @@ import yaml
 
 from tests.conftest import REPO
 from tests.runner.world import cli, sigterm_mid_run, world
+from tests.support.children import kill_proxy_children, proxy_children
 from tests.support.loops import free_port
 
 
@@ -49,13 +50,13 @@ def test_proxy_dying_mid_run_exits_3_and_keeps_the_results_so_far(tmp_path: Path
             deadline = time.monotonic() + 60
             while not results.exists() and time.monotonic() < deadline:
                 time.sleep(0.02)
-            killed.append(subprocess.run(["pkill", "-KILL", "-f", f" proxy -c {w.config}"]).returncode)
+            killed.append(kill_proxy_children(w.config))
 
         killer = threading.Thread(target=kill_proxy_after_first_scenario)
         killer.start()
         out = cli(w.config)
         killer.join()
-    assert killed == [0], f"pkill found no proxy process: {killed}"
+    assert killed == [1], f"not one proxy child to kill: {killed}"
     assert out.returncode == 3, out.stdout + out.stderr
     assert out.stderr.strip().splitlines()[-1].startswith("error: ")
     partial = json.loads(results.read_text())
@@ -90,12 +91,12 @@ def test_sigterm_writes_the_results_and_stops_the_proxy(tmp_path: Path) -> None:
     results = tmp_path / "out" / "results.json"
     with world(tmp_path, delay_s=0.4) as w:
         code, err = sigterm_mid_run(w.config, results)
-        proxy = subprocess.run(["pgrep", "-f", f" proxy -c {w.config}"], capture_output=True)
+        left = proxy_children(w.config)
     assert code == 143, err
     assert err.strip().splitlines()[-1].startswith("error: interrupted by SIGTERM; the results so far are in")
     partial = json.loads(results.read_text())
     assert partial["complete"] is False and partial["interrupted_by"] == "SIGTERM" and partial["episodes"]
-    assert proxy.returncode == 1, "the proxy child is still running"
+    assert left == [], "the proxy child is still running"
 
 
 HANGING_AGENT = """

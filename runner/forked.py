@@ -1,0 +1,129 @@
+"""The proxy child by fork(), without a new interpreter: on Linux, from a runner that has one thread.
+
+A spawned child starts a Python interpreter and imports click, YAML and the CLI again before it imports mitmproxy:
+~55 ms of CPU that the proxy's start-up, the longest step of a short run, waited for (issue 23). A fork inherits
+them. It is safe only where the runner has a single thread (fork copies one thread; a lock another thread held
+would stay held in the child), so `can_fork()` reads the kernel's thread count, as CPython's own warning does, and
+anything else spawns. The forked child runs `flakeproxy proxy -c CONFIG` as the spawned one does, in a session of
+its own, its stdout and stderr on pipes to the runner, stdin on /dev/null, nothing else inherited; it never returns
+into the runner's code (it ends with os._exit). Its command line is the runner's, so it names itself CHILD_NAME
+(`ps -o comm`, top).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import IO, NoReturn
+
+CHILD_NAME = b"fp-proxy-child"  # at most 15 bytes: the kernel's limit for a process's name
+
+
+def can_fork() -> bool:
+    """Linux, and this process has one thread (Python's or any library's)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        status = Path("/proc/self/status").read_text()
+    except OSError:
+        return False
+    threads = [line.split()[1] for line in status.splitlines() if line.startswith("Threads:")]
+    return threads == ["1"]
+
+
+class ForkedChild:
+    """The forked proxy: what LocalProxy and end_child use of a subprocess.Popen (pid, stdout, stderr, poll,
+    wait, returncode)."""
+
+    def __init__(self, pid: int, stdout: IO[bytes], stderr: IO[bytes]) -> None:
+        self.pid, self.stdout, self.stderr = pid, stdout, stderr
+        self.args = ["flakeproxy", "proxy"]
+        self.returncode: int | None = None
+        self._lock = threading.Lock()  # poll() from the event loop and from end_child's thread
+        try:
+            self._pidfd: int | None = os.pidfd_open(pid)
+        except (AttributeError, OSError):  # a kernel before 5.3, or a sandbox without the call: wait() polls
+            self._pidfd = None
+
+    def poll(self) -> int | None:
+        with self._lock:
+            if self.returncode is None:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+                if pid:
+                    self.returncode = os.waitstatus_to_exitcode(status)
+                    if self._pidfd is not None:
+                        os.close(self._pidfd)
+                        self._pidfd = None
+            return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while (code := self.poll()) is None:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise subprocess.TimeoutExpired(self.args, timeout or 0)
+            pidfd = self._pidfd
+            if pidfd is None:
+                time.sleep(min(0.005, left) if left is not None else 0.005)
+                continue
+            with contextlib.suppress(OSError, ValueError):  # closed by a poll() in another thread meanwhile
+                select.select([pidfd], [], [], left)  # readable once the child has ended
+        return code
+
+
+def fork_proxy(config_path: str) -> ForkedChild:
+    """`flakeproxy proxy -c config_path` in a forked child (can_fork() must be true)."""
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()  # or the child would write what this process had not written yet a second time
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        _be_the_proxy(config_path, out_w, err_w)
+    os.close(out_w)
+    os.close(err_w)
+    return ForkedChild(pid, os.fdopen(out_r, "rb"), os.fdopen(err_r, "rb"))
+
+
+def _be_the_proxy(config_path: str, out_w: int, err_w: int) -> NoReturn:
+    """The child's whole life: the proxy command, then os._exit with its exit code; never back into the runner."""
+    code = 1
+    try:
+        parent = os.getppid()
+        os.setsid()  # the runner's process group signals (Ctrl-C at its terminal) are the runner's to handle
+        null = os.open(os.devnull, os.O_RDONLY)
+        for fd, to in ((null, 0), (out_w, 1), (err_w, 2)):
+            os.dup2(fd, to)
+        os.closerange(3, os.sysconf("SC_OPEN_MAX"))  # what a spawned child's close_fds closes
+        with contextlib.suppress(OSError):
+            Path("/proc/self/comm").write_bytes(CHILD_NAME)
+        from flakeproxy.runner.parent_watch import end_with_parent
+
+        end_with_parent(parent)
+        from flakeproxy.cli.main import entry
+
+        entry(["proxy", "-c", config_path])  # ends the process itself once it has stopped cleanly
+        code = 0
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 0 if e.code is None else _said(str(e.code))
+    except BaseException:  # a bug: its traceback, as the spawned child's interpreter would print it
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)
+
+
+def _said(message: str) -> int:
+    """sys.exit("text"), as the interpreter ends it: the text on stderr, exit 1."""
+    print(message, file=sys.stderr)
+    return 1
