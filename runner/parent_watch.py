@@ -2,8 +2,8 @@
 
 On Linux the kernel sends it SIGTERM when its parent dies (prctl PR_SET_PDEATHSIG); everywhere, a watchdog thread
 sees its parent change (it is re-parented) and sends it the same SIGTERM. SIGTERM stops the proxy cleanly.
-The watchdog asks for the death signal after its first poll, not at once: ctypes costs 13 ms to import and find
-libc, which the proxy's start-up would wait for (issue 23); until then the poll alone watches.
+The watchdog asks for the death signal after its first poll, not at once: importing ctypes costs ~10 ms, which the
+proxy's start-up would wait for (issue 23); until then the poll alone watches.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ def _death_signal() -> None:
     if not sys.platform.startswith("linux"):
         return
     import ctypes  # here: see above
-    import ctypes.util
 
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        # this process's own symbols, libc's among them: find_library("c") would run `ldconfig -p` in a child
+        libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     except (OSError, AttributeError):
         pass  # the watchdog below still does it
