@@ -13,6 +13,7 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from flakeproxy.config import FlakeproxyConfig
 from flakeproxy.config.settings import HttpMockService
@@ -33,11 +34,13 @@ from flakeproxy.runner.budget import RunSpend
 from flakeproxy.runner.control import ControlClient
 from flakeproxy.runner.episodes import EpisodeRunner
 from flakeproxy.runner.local import LocalProxy, needs_local_proxy
-from flakeproxy.runner.mock import MockService
 from flakeproxy.runner.ports import EpisodePort, MockPort, ProxyPort
 from flakeproxy.runner.recording import recording_hooks
 from flakeproxy.runner.results_file import check_writable, new_result, now, write
 from flakeproxy.runner.telemetry import TelemetryExport, telemetry_export
+
+if TYPE_CHECKING:
+    from flakeproxy.runner.mock import MockService
 
 Progress = Callable[[str], None]
 WRITE_EVERY_S = 2.0
@@ -100,6 +103,8 @@ class ContractRun:
         if proxy.admin_url is None:  # local runs start the http_mock services; a sidecar's run elsewhere
             for name, service in self.config.services.items():
                 if isinstance(service, HttpMockService):
+                    from flakeproxy.runner.mock import MockService  # aiohttp's server, for a run that has a mock
+
                     self.mocks.append(mock := MockService(name, service, Redactor(self.config.redact)))
                     await mock.start()
         if self.local is None and proxy.admin_url is None:

@@ -6,7 +6,10 @@ Recordings are redacted once, as they are made, as the journal is (flakeproxy.pr
 query parameters and body fields, and within an episode every secret value of its earlier requests. The values
 redacted stay in memory, per episode, until the next reset: POST /_flakeproxy/scrub {"episode", "texts"} gives the
 texts back (the agent's answer and error, at the episode's end) with that episode's secrets scrubbed (episode null:
-every secret since the reset), so no secret the mock alone saw leaves it, and none is ever sent out."""
+every secret since the reset), so no secret the mock alone saw leaves it, and none is ever sent out.
+
+This module is the server, imported only where a mock runs (aiohttp's server is not loaded by a run without
+one); runner/mock_client.py reads and scrubs a mock's recordings, wherever it runs."""
 
 from __future__ import annotations
 
@@ -14,18 +17,15 @@ import fnmatch
 import time
 from typing import Any
 
-import aiohttp
 from aiohttp import web
 
 from flakeproxy.config.proxy import split_host_port
 from flakeproxy.config.settings import HttpMockService
 from flakeproxy.errors import InfrastructureError
 from flakeproxy.proxycore.redact import DEFAULT, Redactor
-from flakeproxy.runner.http_errors import why
+from flakeproxy.runner.mock_client import PREFIX
 from flakeproxy.wire.call import CELL_HEADER
 from flakeproxy.wire.trace import baggage_episode
-
-PREFIX = "/_flakeproxy"
 
 
 class MockService:
@@ -103,32 +103,3 @@ class MockService:
     async def stop(self) -> None:
         if self.runner is not None:
             await self.runner.cleanup()
-
-
-async def mock_call(service: HttpMockService, action: str) -> list[dict[str, Any]]:
-    """Reset or read a mock's recordings over HTTP (it may run in this process or elsewhere)."""
-    url = f"http://{service.listen}{PREFIX}/{action}"
-    try:
-        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10)) as http:
-            method = http.get if action == "requests" else http.post
-            async with method(url) as response:
-                data = await response.json()
-    except aiohttp.ClientError as e:
-        raise InfrastructureError(f"mock service at {service.listen} unreachable: {why(e)}") from e
-    return list(data.get("requests", []))
-
-
-async def mock_scrub(service: HttpMockService, episode: str | None, texts: list[str | None]) -> list[str | None]:
-    """The texts with the secrets the mock saw in this episode's requests (None: all since its reset) scrubbed."""
-    url = f"http://{service.listen}{PREFIX}/scrub"
-    try:
-        async with (
-            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10)) as http,
-            http.post(url, json={"episode": episode, "texts": texts}) as response,
-        ):
-            data = await response.json()
-            if response.status != 200:
-                raise InfrastructureError(f"mock service at {service.listen} refused to scrub texts: {data}")
-    except aiohttp.ClientError as e:
-        raise InfrastructureError(f"mock service at {service.listen} unreachable: {why(e)}") from e
-    return list(data["texts"])

@@ -12,13 +12,16 @@ from __future__ import annotations
 import bisect
 import time
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from flakeproxy.config import Scenario
 from flakeproxy.config.settings import HttpMockService
 from flakeproxy.runner.control import ControlClient
-from flakeproxy.runner.mock import MockService, mock_call, mock_scrub
+from flakeproxy.runner.mock_client import mock_call, mock_scrub
 from flakeproxy.wire.trace import TraceContext
+
+if TYPE_CHECKING:
+    from flakeproxy.runner.mock import MockService
 
 
 @dataclass(frozen=True)

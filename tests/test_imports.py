@@ -192,3 +192,11 @@ def test_the_collector_waits_while_a_command_starts() -> None:
     freezes what start-up made and puts the usual thresholds back."""
     done = subprocess.run([sys.executable, "-c", GC_WAY], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout == "ran\n", done.stderr
+
+
+def test_a_run_loads_no_http_server_it_does_not_run() -> None:
+    """The runner's engine and agent adapters without aiohttp's server (runner/mock.py): a run loads it when its
+    config has an http_mock service to serve."""
+    modules = imported("import flakeproxy.runner.engine, flakeproxy.runner.agents")
+    assert "flakeproxy.runner.engine" in modules
+    assert under(modules, "aiohttp.web", "flakeproxy.runner.mock") == []

@@ -11,7 +11,8 @@ import aiohttp
 
 from flakeproxy.config.settings import HttpMockService, MockRoute
 from flakeproxy.proxycore.redact import Redactor
-from flakeproxy.runner.mock import MockService, mock_call, mock_scrub
+from flakeproxy.runner.mock import MockService
+from flakeproxy.runner.mock_client import mock_call, mock_scrub
 from flakeproxy.wire.call import CELL_HEADER
 from tests.support.loops import free_port
 
