@@ -43,7 +43,10 @@ if TYPE_CHECKING:
     from flakeproxy.runner.mock import MockService
 
 Progress = Callable[[str], None]
+#: results.json is rewritten as episodes come in, at most every WRITE_EVERY_S, and never more often than a write
+#: takes WRITE_SHARE of the time (a write is the whole result: a long run's takes longer, and it holds the loop).
 WRITE_EVERY_S = 2.0
+WRITE_SHARE = 0.05
 
 
 def check_runnable(config: FlakeproxyConfig, source: str) -> None:
@@ -71,6 +74,7 @@ class ContractRun:
         self.control: ControlClient | None = None
         self.done: dict[str, Episode] = {}
         self._written = 0.0
+        self._write_s = 0.0  # how long the last write of results.json took
         self._loose_seen: set[int] = set()  # unattributed requests counted
         self._loose_kept: set[int] = set()  # ... and kept in results.json (once complete)
         self._loose_by_cell: Counter[str] = Counter()  # cell id -> unattributed requests it may have made
@@ -84,7 +88,8 @@ class ContractRun:
         self.result.warnings.append(line.removeprefix("warning: "))
 
     def _write(self, force: bool = True) -> None:
-        if force or time.monotonic() - self._written >= WRITE_EVERY_S:
+        if force or time.monotonic() - self._written >= max(WRITE_EVERY_S, self._write_s / WRITE_SHARE):
+            began = time.monotonic()
             self.result.episodes = self._in_plan_order()
             if self.shard is None:  # what applied so far, also in a run stopped early (budget, Ctrl-C, a crash)
                 self.result.coverage = self._coverage()
@@ -93,6 +98,7 @@ class ContractRun:
             self.result.pricing_as_of = pricing_date(self.config)
             write(self.result, self.output)
             self._written = time.monotonic()
+            self._write_s = self._written - began
 
     async def _start(self) -> None:
         proxy = self.config.proxy

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import datetime
 import hashlib
-import json
 import platform
 from collections.abc import Iterator
 from importlib import metadata
@@ -14,7 +13,7 @@ from pathlib import Path
 from flakeproxy.config import FlakeproxyConfig
 from flakeproxy.errors import ConfigError
 from flakeproxy.results import RunResult
-from flakeproxy.safe_text import escaped_tree
+from flakeproxy.safe_text import utf8_json
 from flakeproxy.version import __version__
 
 
@@ -53,7 +52,7 @@ def write(result: RunResult, output: Path | None) -> None:
     with _said(output):
         output.mkdir(parents=True, exist_ok=True)
         tmp = output / "results.json.tmp"
-        tmp.write_text(json.dumps(escaped_tree(result.model_dump(mode="json")), indent=2, ensure_ascii=False), "utf-8")
+        tmp.write_bytes(utf8_json(result.model_dump(mode="json"), indent=2))
         tmp.replace(output / "results.json")
 
 
