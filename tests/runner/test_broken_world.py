@@ -10,7 +10,9 @@ from pathlib import Path
 import yaml
 
 from tests.runner.world import INVARIANTS, MATRIX, TARGETS, cli, run, world
+from tests.support.failing import Script
 from tests.support.loops import free_port
+from tests.support.upstream import RunningUpstream
 
 COMPLETES = {"id": "answers", "type": "completes", "severity": "critical"}
 
@@ -44,6 +46,36 @@ def test_a_tool_upstream_down_in_calm_stops_the_run_though_the_agent_coped(tmp_p
         out = cli(w.config)
     assert out.returncode == 3, out.stdout + out.stderr
     assert f"error: the upstream of listener tools ({dead}) failed every request" in out.stderr
+
+
+def test_a_tool_upstream_answering_503_to_every_calm_request_exits_3_naming_it(tmp_path: Path) -> None:
+    """It answered, so the old check (connections only) let the run go on and judge the agent on an outage."""
+    with RunningUpstream(script=Script([503], body={"error": "quote feed down"})) as down, world(tmp_path) as w:
+        w.data["proxy"]["listeners"][0]["upstream"] = down.url
+        w.config.write_text(yaml.safe_dump(w.data, sort_keys=False))
+        out = cli(w.config)
+        invocations = w.agent.invocations
+    assert out.returncode == 3, out.stdout + out.stderr
+    assert out.stderr.strip().splitlines()[-1] == (
+        f"error: the upstream of listener tools ({down.url}) answered every request of the calm scenario no-chaos "
+        '(1) with an error, HTTP 503: {"error": "quote feed down"}; nothing the agent does through it can be '
+        "judged: 503: the upstream itself is failing (run again once it answers)"
+    )
+    assert invocations == 1, "the run went on past the calm scenario"
+
+
+def test_a_tool_upstream_answering_404_to_every_calm_request_only_warns(tmp_path: Path) -> None:
+    """An agent may be meant to get a 404 (an unknown item): a warning with the fix, and the run goes on."""
+    with RunningUpstream(script=Script([404], body={"detail": "Not Found"})) as missing, world(tmp_path) as w:
+        w.data["proxy"]["listeners"][0]["upstream"] = missing.url
+        w.config.write_text(yaml.safe_dump(w.data, sort_keys=False))
+        result = run(w.config)
+    assert [w for w in result.warnings if "upstream of listener" in w] == [
+        f"the upstream of listener tools ({missing.url}) answered every request of the calm scenario no-chaos (1) "
+        'with an error, HTTP 404: {"detail": "Not Found"}; unless the agent is meant to get that, verdicts show '
+        "that upstream, not the agent: 404: check the agent's URL for it (its path)"
+    ]
+    assert result.complete and {c.scenario for c in result.cells} == {s["name"] for s in MATRIX}
 
 
 def test_a_response_path_that_reads_no_calm_answer_is_error_not_fail(tmp_path: Path) -> None:
