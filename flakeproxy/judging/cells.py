@@ -26,6 +26,7 @@ from flakeproxy.judging.turns import beyond, judge_turns, whole_view
 from flakeproxy.judging.verdict import Observation, Verdict
 from flakeproxy.planning.plan import prompt_keys_of
 from flakeproxy.results import CellResult, Episode, EpisodeVerdict, Outcome
+from flakeproxy.wire.coverage import blames_upstream
 
 #: which applied faults make a `when` true (context attacks count for any_chaos_active only)
 SECTIONS_FOR = {
@@ -220,7 +221,8 @@ def uncovered(
         return f"scenario {scenario.name} injected nothing: {uncalled_detail(uncalled)}; {invariant.when} not met"
     why = sorted({f.not_applied_reason for f in faults if f.not_applied_reason})
     detail = f" (decided {len(faults)} time(s), applied 0{': ' + '; '.join(why) if why else ''})" if faults else ""
-    return f"scenario {scenario.name} injected nothing{detail}: check the targets and faults; {invariant.when} not met"
+    fix = "" if why and all(blames_upstream(w) for w in why) else ": check the targets and faults"  # the config's?
+    return f"scenario {scenario.name} injected nothing{detail}{fix}; {invariant.when} not met"
 
 
 def judge_cell(invariant: Invariant, scenario: Scenario, episodes: list[Episode], ctx: Context) -> CellResult:

@@ -9,6 +9,7 @@ from typing import Any
 from flakeproxy.config import FlakeproxyConfig, Scenario
 from flakeproxy.faults import LLM_ATTACKS, Fault
 from flakeproxy.results import Episode, FaultCoverage, ScenarioCoverage
+from flakeproxy.wire.coverage import blames_upstream
 from flakeproxy.wire.record import FaultRecord, read_fault
 
 
@@ -148,7 +149,8 @@ def describe(cov: ScenarioCoverage, fix: str = "forward x-flakeproxy-cell", unca
         detail = (
             f": {'; '.join(reasons)}" if reasons else (": no request matched its faults" if not cov.decided else "")
         )
-        return f"{head}, applied 0){detail}; check targets"
+        upstream = bool(reasons) and all(blames_upstream(r) for r in reasons)  # no target would have changed it
+        return f"{head}, applied 0){detail}" + ("" if upstream else "; check targets")
     idle = [f"{f.section}[{f.index}] {f.kind}" for f in cov.faults if f.applied == 0]
     if idle:
         return f"warning: scenario {cov.scenario}: {', '.join(idle)} never applied (the others did)"

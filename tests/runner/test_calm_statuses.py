@@ -109,3 +109,31 @@ def test_an_error_the_sdk_retried_is_a_warning_unless_it_was_a_429(
         'request. Sorry about that!", "type": "server_error", "param": null, "code": null}}; verdicts may show that '
         "broken upstream, not the agent"
     ]
+
+
+def test_a_fault_with_nothing_to_act_on_but_the_upstreams_errors_says_so_not_check_targets(tmp_path: Path) -> None:
+    """The base URL without /v1 under a matrix with no calm scenario (nothing stops the run): the stream and the
+    answer the faults needed were the upstream's 404s, which no target or fault setting would change."""
+    matrix = [
+        {"name": "llm-stream-cut", "llm_faults": [{"mode": "stream_cut", "after_events": 4}]},
+        {"name": "llm-truncated", "llm_faults": [{"mode": "truncated_response", "max_tokens": 5}]},
+    ]
+    with readme_world(tmp_path, base_path="") as (config, _):
+        data = yaml.safe_load(config.read_text())
+        data["chaos_matrix"] = matrix
+        says_so = {"id": "says-so", "type": "regex", "pattern": "Sorry", "when": "llm_faults_active"}
+        data["contract"]["invariants"].append(says_so)
+        config.write_text(yaml.safe_dump(data, sort_keys=False))
+        result = run(config)
+    notes = [w for w in result.warnings if w.startswith("scenario llm-")]
+    assert notes == [
+        "scenario llm-stream-cut injected nothing in 1 episode(s) (decided 1, applied 0): the upstream answered 404 "
+        "(an error), not a stream stream_cut could act on",
+        "scenario llm-truncated injected nothing in 1 episode(s) (decided 1, applied 0): the upstream answered 404 "
+        "(an error), not an answer truncated_response could rewrite",
+    ], result.warnings
+    cell = next(c for c in result.cells if c.scenario == "llm-stream-cut" and c.invariant == "says-so")
+    assert cell.outcome == "error" and cell.reason == (
+        "scenario llm-stream-cut injected nothing (decided 1 time(s), applied 0: the upstream answered 404 (an "
+        "error), not a stream stream_cut could act on); llm_faults_active not met"
+    ), cell.reason
