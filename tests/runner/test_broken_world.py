@@ -109,13 +109,32 @@ def test_a_fault_on_a_target_the_agent_never_called_says_so_not_check_targets(tm
         w.config.write_text(yaml.safe_dump(w.data, sort_keys=False))
         result = run(w.config)
     news = next(n for n in result.warnings if "scenario news-down" in n)
+    listen = w.data["proxy"]["listeners"][-1]["listen"]
     assert news == (
         "scenario news-down injected nothing in 1 episode(s) (decided 0, applied 0): its episodes made no request "
-        "to news_api: the agent never called it (it answered without it, hung, or failed before it: see their "
-        "answers and journals)"
+        f"to news_api: the agent never called it through listener news at {listen} (it answered without it, hung, "
+        "or failed before it: see their answers and journals; or it called it directly, not through the proxy: its "
+        f"URL for it must point at listener news, http://{listen})"
     )
     typo = next(n for n in result.warnings if "scenario typo-down" in n)
     assert typo.endswith("no request matched its faults; check targets"), typo
     cell = next(c for c in result.cells if c.scenario == "news-down" and c.when == "tool_faults_active")
     assert cell.outcome == "error" and "made no request to news_api" in cell.reason, cell.reason
     assert "check the targets" not in cell.reason
+
+
+def test_an_agent_calling_its_tool_directly_is_told_to_point_it_at_the_listener(tmp_path: Path) -> None:
+    """Its tool URL is the real API's: the tool fault never fires, and the note says how to route it."""
+    with world(tmp_path, bypass=True) as w:
+        result = run(w.config)
+        listen = w.data["proxy"]["listeners"][0]["listen"]
+        assert w.upstream.count("/v1/quotes") == 3  # the agent did call its tool, in every scenario
+    note = next(n for n in result.warnings if "scenario search-tool-down" in n)
+    assert note == (
+        "scenario search-tool-down injected nothing in 1 episode(s) (decided 0, applied 0): its episodes made no "
+        f"request to market_data_api: the agent never called it through listener tools at {listen} (it answered "
+        "without it, hung, or failed before it: see their answers and journals; or it called it directly, not "
+        f"through the proxy: its URL for it must point at listener tools, http://{listen})"
+    )
+    cell = next(c for c in result.cells if c.scenario == "search-tool-down" and c.when == "tool_faults_active")
+    assert cell.outcome == "error" and f"its URL for it must point at listener tools, http://{listen}" in cell.reason
