@@ -221,7 +221,7 @@ def uncovered(
         return f"scenario {scenario.name} injected nothing: {uncalled.detail()}; {invariant.when} not met"
     why = sorted({f.not_applied_reason for f in faults if f.not_applied_reason})
     detail = f" (decided {len(faults)} time(s), applied 0{': ' + '; '.join(why) if why else ''})" if faults else ""
-    fix = "" if why and all(blames_upstream(w) for w in why) else ": check the targets and faults"  # the config's?
+    fix = "" if why and all(blames_upstream(w) for w in why) else ": check the targets and faults"  # not the config
     return f"scenario {scenario.name} injected nothing{detail}{fix}; {invariant.when} not met"
 
 
