@@ -201,6 +201,8 @@ class FaultAddon:
         state.entry.status = flow.response.status_code
         if not state.entry.upstream_called:
             return  # a reply the proxy made: its body is in hand, and the journal keeps it (response())
+        if state.coverage is not None:
+            state.coverage.answered(flow.response.status_code)
         if state.meter is not None:
             state.meter.sse = _is_sse(flow.response)
         if state.watch is not None:

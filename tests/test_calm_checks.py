@@ -12,6 +12,7 @@ from flakeproxy import parse_config
 from flakeproxy.errors import InfrastructureError
 from flakeproxy.judging.calm_checks import check_calm, upstream_failure, upstream_trouble
 from flakeproxy.judging.cells import Context, judge_cell
+from flakeproxy.judging.upstream_status import EXCERPT_CHARS, answered_error, excerpt
 from flakeproxy.results import Episode, UnreadAnswer
 from tests.config.base_config import BASE
 
@@ -19,6 +20,11 @@ CONFIG = yaml.safe_load(BASE)
 CONFIG["contract"]["invariants"] = [{"id": "answers", "type": "completes", "severity": "critical"}]
 config = parse_config(yaml.safe_dump(CONFIG), "test.yaml")
 REFUSED = "[Errno 111] Connect call failed ('127.0.0.1', 9101)"
+#: a fault decided on a request (the journal's JSON of it), not applied
+FAULT = {
+    "scenario": "s", "section": "tool_faults", "index": 0, "kind": "schema_drift", "applied": False, "effect": None,
+    "not_applied_reason": "the fault changed nothing", "settled": True,
+}  # fmt: skip
 
 
 def entry(listener: str = "llm", status: int | None = 200, error: str | None = None, **rest: Any) -> dict[str, Any]:
@@ -92,3 +98,142 @@ def test_an_answer_read_in_no_calm_episode_is_error_and_one_read_there_fails_und
     read = [calm(1, [], "AAPL is $1, source: X"), unread[1]]  # the path found an answer once: not the config
     assert completes("tool-down", [*read, chaos]) == ("fail", f"the agent did not answer: {PATH_MISS}")
     assert check_calm(config, "no-chaos", read) == []
+
+
+@pytest.mark.parametrize(
+    ("journaled", "status"),
+    [
+        (entry(status=401, response_body='{"error": "bad key"}'), 401),
+        (entry(status=502), 502),  # the upstream's own 502
+        (entry(status=429, error="Client disconnected."), 429),  # it answered, then the agent left
+        (entry(status=200), None),
+        (entry(status=None, error="Client disconnected."), None),
+        (entry(status=503, upstream_called=False), None),  # the proxy's reply, not the upstream's
+        (entry(status=404, fault={**FAULT, "applied": True, "effect": "response body rewritten"}), None),
+        (entry(status=404, fault=FAULT), 404),  # a fault decided, but it changed nothing
+    ],
+)
+def test_an_answered_error_is_the_upstreams_own_status_of_400_or_more(
+    journaled: dict[str, Any], status: int | None
+) -> None:
+    assert answered_error(journaled) == status
+
+
+def answered(listener: str, *statuses: int) -> list[Episode]:
+    """One calm episode per status, each one request on `listener` answered with it (and a body saying so)."""
+    bodies = {200: '{"ok": true}'}
+    return [
+        calm(n, [entry(listener, status, response_body=bodies.get(status, f'{{"error": "status {status}"}}'))])
+        for n, status in enumerate(statuses, 1)
+    ]
+
+
+LLM_DOWN = "the upstream of listener llm (http://127.0.0.1:9101) answered every request of the calm scenario no-chaos"
+TOOLS = "the upstream of listener tools (http://127.0.0.1:9102)"
+
+
+@pytest.mark.parametrize(
+    ("episodes", "stops", "lines"),
+    [
+        # an LLM listener: every status >= 400 stops the run, with the fix for each kind of status
+        (
+            answered("llm", 401, 401),
+            f'{LLM_DOWN} (2) with an error, HTTP 401: {{"error": "status 401"}}; nothing the agent does through it '
+            "can be judged: 401: check the agent's API key for it (missing, wrong or expired)",
+            [],
+        ),
+        (
+            answered("llm", 404),
+            f'{LLM_DOWN} (1) with an error, HTTP 404: {{"error": "status 404"}}; nothing the agent does through it '
+            "can be judged: 404: check the agent's base URL for it (a wrong path, e.g. a missing /v1) and the model "
+            "it names",
+            [],
+        ),
+        (
+            answered("llm", 429, 503, 429),
+            f'{LLM_DOWN} (3) with an error, HTTP 429 (2), 503 (1): {{"error": "status 429"}}; nothing the agent does '
+            "through it can be judged: 429: its quota or rate limit was used up before the run (check the "
+            "account's limits and billing, or wait); 503: the upstream itself is failing (run again once it "
+            "answers)",
+            [],
+        ),
+        (
+            answered("llm", 400, 403),
+            f'{LLM_DOWN} (2) with an error, HTTP 400 (1), 403 (1): {{"error": "status 400"}}; nothing the agent '
+            "does through it can be judged: 400: the upstream refused what the agent sent (read its error); 403: "
+            "check the agent's API key for it (missing, wrong or expired)",
+            [],
+        ),
+        # some, not all: a warning, but not for a 429 (the SDKs retry it)
+        (
+            answered("llm", 500, 200, 429, 200),
+            None,
+            [
+                "warning: the upstream of listener llm (http://127.0.0.1:9101) answered 1 of 4 requests of the calm "
+                'scenario no-chaos with an error, HTTP 500: {"error": "status 500"}; verdicts may show that broken '
+                "upstream, not the agent"
+            ],
+        ),
+        (answered("llm", 429, 200, 429, 200), None, []),
+        # a tool's listener: 401, 403, 5xx stop it; another 4xx may be meant, so only a warning; some: nothing
+        (
+            answered("tools", 503, 403),
+            f"{TOOLS} answered every request of the calm scenario no-chaos (2) with an error, HTTP 503 (1), 403 (1): "
+            '{"error": "status 503"}; nothing the agent does through it can be judged: 503: the upstream itself is '
+            "failing (run again once it answers); 403: check the agent's API key for it (missing, wrong or expired)",
+            [],
+        ),
+        (
+            answered("tools", 404, 422),
+            None,
+            [
+                f"warning: {TOOLS} answered every request of the calm scenario no-chaos (2) with an error, HTTP 404 "
+                '(1), 422 (1): {"error": "status 404"}; unless the agent is meant to get that, verdicts show that '
+                "upstream, not the agent: 404: check the agent's URL for it (its path); 422: the upstream refused "
+                "what the agent sent (read its error)"
+            ],
+        ),
+        (
+            answered("tools", 404, 503),
+            None,
+            [
+                f"warning: {TOOLS} answered every request of the calm scenario no-chaos (2) with an error, HTTP 404 "
+                '(1), 503 (1): {"error": "status 404"}; unless the agent is meant to get that, verdicts show that '
+                "upstream, not the agent: 404: check the agent's URL for it (its path); 503: the upstream itself is "
+                "failing (run again once it answers)"
+            ],
+        ),
+        (answered("tools", 503, 200), None, []),
+        (answered("tools", 200, 200) + answered("llm", 200), None, []),  # a healthy world: nothing to say
+    ],
+    ids=[
+        "llm-401", "llm-404", "llm-429-503", "llm-400-403", "llm-some-500", "llm-429-retried",
+        "tool-5xx-403", "tool-404-422", "tool-404-503", "tool-some-503", "healthy",
+    ],
+)  # fmt: skip
+def test_an_upstream_answering_every_calm_request_with_an_error_is_a_broken_world(
+    episodes: list[Episode], stops: str | None, lines: list[str]
+) -> None:
+    if stops is not None:
+        with pytest.raises(InfrastructureError) as raised:
+            check_calm(config, "no-chaos", episodes)
+        assert str(raised.value) == stops
+        return
+    assert check_calm(config, "no-chaos", episodes) == lines
+
+
+def test_refused_and_error_statuses_together_stop_the_run_with_both() -> None:
+    episodes = [calm(1, [entry(status=502, error=REFUSED)]), *answered("llm", 401)]
+    with pytest.raises(InfrastructureError) as raised:
+        check_calm(config, "no-chaos", episodes)
+    assert str(raised.value) == (
+        f'{LLM_DOWN} (2) with an error, HTTP 401: {{"error": "status 401"}}; 1 got no answer: {REFUSED}; nothing '
+        "the agent does through it can be judged: 401: check the agent's API key for it (missing, wrong or "
+        "expired); start that upstream"
+    )
+
+
+def test_the_error_body_is_quoted_on_one_line_and_bounded() -> None:
+    long = entry(status=401, response_body='{\n  "error": "' + "x" * 400 + '"\n}')
+    assert excerpt(long) == '{ "error": "' + "x" * (EXCERPT_CHARS - 12) + "..."
+    assert excerpt(entry(status=503, response_body="")) == "(empty body)"

@@ -1,9 +1,23 @@
 """What the calm scenario's episodes show about the world around the agent, so a broken world is not scored as
-the agent's failure.
+the agent's failure. The rule, per listener, over the requests its calm episodes sent through it (a request one
+of our faults acted on is never counted; the calm scenario has none):
 
-- A listener whose upstream answered none of its calm requests (refused, DNS, TLS, a connect or read timeout):
-  nothing the agent does through it can be judged, so the run stops there, exit 3 (flakeproxy.runner.engine).
-  Some failed: a warning, since the agent may have been judged on a broken upstream.
+- Its upstream answered none of them (refused, DNS, TLS, a connect or read timeout: the proxy's 502 or 504):
+  nothing the agent does through it can be judged, so the run stops there, exit 3 (flakeproxy.runner.engine),
+  one line naming the listener, its upstream and the error. Some failed: a warning, since the agent may have
+  been judged on a broken upstream.
+- Its upstream ANSWERED each of them with an error status, on a listener an LLM target (`api:`) uses: any
+  status >= 400 (401/403 a key, 404 a base URL or model, 429 a quota, 5xx an outage, 400 what the agent sends).
+  No agent gets that from its model on purpose, and an agent that copes with it (a fallback answer) would
+  otherwise PASS every check without ever having talked to its model: exit 3, one line naming the listener, its
+  upstream, the statuses, the start of the first error body (as the journal redacted it) and a fix by status
+  (flakeproxy.judging.upstream_status). Some, not all: a warning, except for 429s (SDKs retry them as a matter
+  of course).
+- On a tool or MCP listener: each answered 401/403 or 5xx (no tool is meant to say that to every question)
+  -> exit 3 likewise; each answered with an error, some of them another 4xx (a 404 for an unknown item may
+  be what the agent is meant to get) -> a warning only. Some, not all: nothing (the agent's own business).
+- Never answered and answered with an error mix: exit 3 when every request is one or the other of the kinds
+  above that stop the run.
 - An agent.response_path that found nothing in any calm answer, all of them JSON: a config problem, not the
   agent failing to answer; its unread answers are ERROR (`completes` too), never FAIL. Where the path found
   calm answers, a chaos answer it finds nothing in is the agent answering in another shape (completes FAILs).
@@ -17,6 +31,7 @@ from typing import Any
 
 from flakeproxy.config import FlakeproxyConfig
 from flakeproxy.errors import InfrastructureError
+from flakeproxy.judging.upstream_status import answered_error, excerpt, fixes, hard, statuses
 from flakeproxy.planning.plan import is_calm
 from flakeproxy.proxycore.journal import agent_left
 from flakeproxy.results import Episode, UnreadAnswer
@@ -43,45 +58,84 @@ def upstream_failure(entry: dict[str, Any]) -> str | None:
 
 @dataclass(frozen=True)
 class UpstreamTrouble:
-    """A listener's upstream that failed `failed` of the `requests` its calm episodes sent through it."""
+    """What one listener's upstream did with the `requests` the calm episodes of `scenario` sent through it: the
+    errors of those it never answered (`unanswered`), and the status and body excerpt of those it answered with
+    an error (`errors`). `llm`: an LLM target (one with `api:`) uses the listener."""
 
     listener: str
     upstream: str
     scenario: str
-    failed: int
+    llm: bool
     requests: int
-    error: str  # the first failure's
+    unanswered: tuple[str, ...] = ()
+    errors: tuple[tuple[int, str], ...] = ()
 
     @property
     def down(self) -> bool:
-        return self.failed == self.requests
+        """No request got an answer the agent can be judged on: each was never answered, or answered with an
+        error that no upstream gives on purpose (upstream_status.hard)."""
+        answered = [status for status, _ in self.errors if hard(status, self.llm)]
+        return self.requests > 0 and len(self.unanswered) + len(answered) == self.requests
 
     def line(self) -> str:
+        """The exit-3 line when down, else a warning line, or "" when there is nothing to say."""
         where = f"the upstream of listener {self.listener} ({self.upstream})"
-        if self.down:
+        calm = f"the calm scenario {self.scenario}"
+        if self.down and not self.errors:
             return (
-                f"{where} failed every request of the calm scenario {self.scenario} ({self.requests}): {self.error}; "
+                f"{where} failed every request of {calm} ({self.requests}): {self.unanswered[0]}; "
                 "nothing the agent does through it can be judged: start that upstream or fix the listener's upstream"
             )
-        return (
-            f"warning: {where} failed {self.failed} of {self.requests} requests of the calm scenario "
-            f"{self.scenario}: {self.error}; verdicts may show that broken upstream, not the agent"
-        )
+        if self.down:
+            return f"{where} answered every request of {calm} ({self.requests}) with an error{self._errors()}"
+        if self.unanswered:
+            return (
+                f"warning: {where} failed {len(self.unanswered)} of {self.requests} requests of {calm}: "
+                f"{self.unanswered[0]}; verdicts may show that broken upstream, not the agent"
+            )
+        if self.errors and not self.llm and len(self.errors) == self.requests:  # a 404 or 422 a tool may mean
+            found = [status for status, _ in self.errors]
+            return (
+                f"warning: {where} answered every request of {calm} ({self.requests}) with an error, "
+                f"{statuses(found)}: {self.errors[0][1]}; unless the agent is meant to get that, verdicts show that "
+                f"upstream, not the agent: {fixes(found, llm=False)}"
+            )
+        some = [(status, body) for status, body in self.errors if status != 429] if self.llm else []
+        if some:  # an SDK retries a 429 as a matter of course: not a sign of a broken world
+            return (
+                f"warning: {where} answered {len(some)} of {self.requests} requests of {calm} with an error, "
+                f"{statuses([s for s, _ in some])}: {some[0][1]}; verdicts may show that broken upstream, not the agent"
+            )
+        return ""
+
+    def _errors(self) -> str:
+        """The statuses, the first error body, what got no answer, and the fixes of a listener that is down."""
+        found = [status for status, _ in self.errors]
+        none = f"; {len(self.unanswered)} got no answer: {self.unanswered[0]}" if self.unanswered else ""
+        fix = fixes(found, self.llm) + ("; start that upstream" if self.unanswered else "")
+        return f", {statuses(found)}: {self.errors[0][1]}{none}; nothing the agent does through it can be judged: {fix}"
 
 
 def upstream_trouble(config: FlakeproxyConfig, scenario: str, episodes: Iterable[Episode]) -> list[UpstreamTrouble]:
-    """Per listener (in config order), its upstream's failures in the episodes of calm `scenario`, if any."""
+    """Per listener (in config order), what its upstream did wrong in the episodes of calm `scenario`, if it is
+    worth a line (UpstreamTrouble.line)."""
+    llm = {target.listener for target in config.targets.values() if target.api}
     upstreams = {lst.name: str(lst.upstream).rstrip("/") for lst in config.proxy.listeners}
-    seen: dict[str, list[str | None]] = {name: [] for name in upstreams}
+    seen: dict[str, list[dict[str, Any]]] = {name: [] for name in upstreams}
     for episode in calm_episodes(config, episodes):
         for entry in episode.journal if episode.scenario == scenario else []:
             if entry.get("listener") in seen:
-                seen[entry["listener"]].append(upstream_failure(entry))
+                seen[entry["listener"]].append(entry)
     out = []
-    for name, outcomes in seen.items():
-        failed = [error for error in outcomes if error is not None]
-        if failed:
-            out.append(UpstreamTrouble(name, upstreams[name], scenario, len(failed), len(outcomes), failed[0]))
+    for name, entries in seen.items():
+        unanswered = [error for error in map(upstream_failure, entries) if error is not None]
+        answered = [e for e in entries if upstream_failure(e) is None]
+        errors = [(status, excerpt(e)) for e in answered if (status := answered_error(e)) is not None]
+        trouble = UpstreamTrouble(
+            name, upstreams[name], scenario, name in llm, len(entries), tuple(unanswered), tuple(errors)
+        )
+        if trouble.line():
+            out.append(trouble)
     return out
 
 
@@ -108,8 +162,9 @@ def _held(unread: list[UnreadAnswer]) -> str:
 
 
 def check_calm(config: FlakeproxyConfig, scenario: str, episodes: Iterable[Episode]) -> list[str]:
-    """Once calm `scenario` has run: raise InfrastructureError (exit 3) when a listener's upstream failed every
-    request of it, naming each such listener, upstream and error; else the warning lines of what it showed."""
+    """Once calm `scenario` has run: raise InfrastructureError (exit 3) when a listener's upstream is down for it
+    (UpstreamTrouble.down: every request never answered, or answered with an error no upstream gives on purpose),
+    naming each such listener, upstream and error; else the warning lines of what it showed."""
     episodes = list(episodes)
     trouble = upstream_trouble(config, scenario, episodes)
     down = [t.line() for t in trouble if t.down]

@@ -18,7 +18,7 @@ from flakeproxy.config.warnings import ATTRIBUTION_FIX, attribution_fix
 from flakeproxy.invariants.base import Invariant
 from flakeproxy.judging.adaptive import design_of, replica_state
 from flakeproxy.judging.calm_checks import response_path_unread
-from flakeproxy.judging.coverage import never_called, uncalled_detail
+from flakeproxy.judging.coverage import never_called
 from flakeproxy.judging.replicas import aggregate_replicas, pass_at_k, pass_hat_k
 from flakeproxy.judging.stats import rate_verdict, wilson
 from flakeproxy.judging.stats_sequential import CellState
@@ -26,6 +26,7 @@ from flakeproxy.judging.turns import beyond, judge_turns, whole_view
 from flakeproxy.judging.verdict import Observation, Verdict
 from flakeproxy.planning.plan import prompt_keys_of
 from flakeproxy.results import CellResult, Episode, EpisodeVerdict, Outcome
+from flakeproxy.wire.coverage import blames_upstream
 
 #: which applied faults make a `when` true (context attacks count for any_chaos_active only)
 SECTIONS_FOR = {
@@ -215,12 +216,13 @@ def uncovered(
             f"{loose} request(s) of these episodes could not be attributed to them, so whether the faults of "
             f"{scenario.name} reached them is unknown; {fix}"
         )
-    uncalled = never_called(config, scenario, episodes) if config is not None and not faults else []
-    if uncalled:
-        return f"scenario {scenario.name} injected nothing: {uncalled_detail(uncalled)}; {invariant.when} not met"
+    uncalled = never_called(config, scenario, episodes) if config is not None and not faults else None
+    if uncalled is not None:
+        return f"scenario {scenario.name} injected nothing: {uncalled.detail()}; {invariant.when} not met"
     why = sorted({f.not_applied_reason for f in faults if f.not_applied_reason})
     detail = f" (decided {len(faults)} time(s), applied 0{': ' + '; '.join(why) if why else ''})" if faults else ""
-    return f"scenario {scenario.name} injected nothing{detail}: check the targets and faults; {invariant.when} not met"
+    fix = "" if why and all(blames_upstream(w) for w in why) else ": check the targets and faults"  # not the config
+    return f"scenario {scenario.name} injected nothing{detail}{fix}; {invariant.when} not met"
 
 
 def judge_cell(invariant: Invariant, scenario: Scenario, episodes: list[Episode], ctx: Context) -> CellResult:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from flakeproxy.config import FlakeproxyConfig, Scenario
 from flakeproxy.faults import LLM_ATTACKS, Fault
 from flakeproxy.results import Episode, FaultCoverage, ScenarioCoverage
+from flakeproxy.wire.coverage import blames_upstream
 from flakeproxy.wire.record import FaultRecord, read_fault
 
 
@@ -45,26 +47,50 @@ def _aimed_at(config: FlakeproxyConfig, scenario: Scenario) -> set[str] | None:
     return names
 
 
-def never_called(config: FlakeproxyConfig, scenario: Scenario, episodes: Sequence[Episode]) -> list[str]:
+@dataclass(frozen=True)
+class Uncalled:
+    """Targets a scenario's faults aim at that its episodes made no request to, and where the agent should have sent
+    them: each listener's name and address (`forward`: the forward listener)."""
+
+    targets: tuple[str, ...]
+    listeners: tuple[tuple[str, str], ...]
+
+    def detail(self) -> str:
+        """Why nothing was decided: the agent never called them through the proxy, and the fix when it called them
+        directly (its URL still the real upstream's), the one cause a config change on the agent's side mends."""
+        via = " or ".join(f"{_listener(name)} at {where}" for name, where in self.listeners)
+        return (
+            f"its episodes made no request to {', '.join(self.targets)}: the agent never called it through {via} "
+            "(it answered without it, hung, or failed before it: see their answers and journals; or it called it "
+            f"directly, not through the proxy: {'; '.join(_point(name, where) for name, where in self.listeners)})"
+        )
+
+
+def _listener(name: str) -> str:
+    return "the forward listener" if name == "forward" else f"listener {name}"
+
+
+def _point(name: str, where: str) -> str:
+    """How the agent's calls go through a listener: its URL for the tool, or its proxy setting for the forward one."""
+    if name == "forward":
+        return f"its HTTP(S)_PROXY must be the forward listener, http://{where}"
+    return f"its URL for it must point at {_listener(name)}, http://{where}"
+
+
+def never_called(config: FlakeproxyConfig, scenario: Scenario, episodes: Sequence[Episode]) -> Uncalled | None:
     """The targets the scenario's faults aim at, when its episodes made no request at all on their listeners: the
-    agent never called them (it answered without them, hung, or failed before: its LLM down, say), which no
-    change of targets would fix. [] when they made one, or a fault names requests by URL alone."""
+    agent never called them through the proxy (it answered without them, hung, or failed before: its LLM down,
+    say; or it called them directly), which no change of targets would fix. None when they made one, or a fault
+    names requests by URL alone."""
     aimed = _aimed_at(config, scenario)
     if not aimed:
-        return []
-    listeners = {config.targets[name].listener for name in aimed}
+        return None
+    listeners = sorted({config.targets[name].listener for name in aimed})
     mine = [e for e in episodes if e.scenario == scenario.name and e.purpose == "matrix"]
     if any(entry.get("listener") in listeners for e in mine for entry in e.journal):
-        return []
-    return sorted(aimed)
-
-
-def uncalled_detail(names: Sequence[str]) -> str:
-    """Why nothing was decided, when the agent never called what the faults aim at (see never_called)."""
-    return (
-        f"its episodes made no request to {', '.join(names)}: the agent never called it (it answered without it, "
-        "hung, or failed before it: see their answers and journals)"
-    )
+        return None
+    addresses = {lst.name: lst.listen for lst in config.proxy.listeners} | {"forward": config.proxy.forward or "?"}
+    return Uncalled(tuple(sorted(aimed)), tuple((name, str(addresses.get(name, "?"))) for name in listeners))
 
 
 def _count(row: FaultCoverage, record: FaultRecord) -> None:
@@ -130,9 +156,11 @@ def coverage(
     return [scenario_coverage(s, episodes, unattributed) for s in config.matrix]
 
 
-def describe(cov: ScenarioCoverage, fix: str = "forward x-flakeproxy-cell", uncalled: Sequence[str] = ()) -> str | None:
+def describe(
+    cov: ScenarioCoverage, fix: str = "forward x-flakeproxy-cell", uncalled: Uncalled | None = None
+) -> str | None:
     """A warning line for a chaos scenario that injected nothing, or one of whose faults never applied (`fix`:
-    how the agent's requests become attributable, when some were not; `uncalled`: never_called's targets)."""
+    how the agent's requests become attributable, when some were not; `uncalled`: never_called's)."""
     if not cov.chaos or not cov.episodes:
         return None
     if cov.applied == 0 and cov.unattributed:
@@ -142,13 +170,14 @@ def describe(cov: ScenarioCoverage, fix: str = "forward x-flakeproxy-cell", unca
         )
     if cov.applied == 0:
         head = f"warning: scenario {cov.scenario} injected nothing in {cov.episodes} episode(s) (decided {cov.decided}"
-        if not cov.decided and uncalled:
-            return f"{head}, applied 0): {uncalled_detail(uncalled)}"
+        if not cov.decided and uncalled is not None:
+            return f"{head}, applied 0): {uncalled.detail()}"
         reasons = sorted({r for f in cov.faults for r in f.not_applied_reasons})
         detail = (
             f": {'; '.join(reasons)}" if reasons else (": no request matched its faults" if not cov.decided else "")
         )
-        return f"{head}, applied 0){detail}; check targets"
+        upstream = bool(reasons) and all(blames_upstream(r) for r in reasons)  # no target would have changed it
+        return f"{head}, applied 0){detail}" + ("" if upstream else "; check targets")
     idle = [f"{f.section}[{f.index}] {f.kind}" for f in cov.faults if f.applied == 0]
     if idle:
         return f"warning: scenario {cov.scenario}: {', '.join(idle)} never applied (the others did)"

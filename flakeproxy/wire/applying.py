@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flakeproxy.wire.action import Action, BodyRewrite, Reply
-from flakeproxy.wire.coverage import Coverage, WatchedStream
+from flakeproxy.wire.coverage import UPSTREAM, Coverage, WatchedStream
 from flakeproxy.wire.stream_guard import watch_stream
 from flakeproxy.wire.websocket import WsPlan, WsRewrite
 
@@ -140,4 +140,4 @@ class Applying:
         """The upstream answered a WebSocket upgrade with `status`: a WebSocket fault had no messages to act on."""
         if self.action.websocket is not None:
             kind = self.coverage.kind
-            self.coverage.unchanged(f"the upstream refused the WebSocket upgrade ({status}); {kind} had no messages")
+            self.coverage.unchanged(f"{UPSTREAM}refused the WebSocket upgrade ({status}); {kind} had no messages")

@@ -14,6 +14,15 @@ from typing import Any
 from flakeproxy.wire.action import StreamTransform
 from flakeproxy.wire.json_edit import same_content
 
+#: How every reason that puts a fault's not applying down to its upstream begins (blames_upstream).
+UPSTREAM = "the upstream "
+
+
+def blames_upstream(reason: str) -> bool:
+    """Whether a not-applied reason is the upstream's doing (it failed, or answered with an error), not the
+    config's: no target or fault setting would have made the fault apply."""
+    return reason.startswith(UPSTREAM)
+
 
 class Coverage:
     """What one decided fault did; `record()` is the JSON the journal adds to the fault.
@@ -26,6 +35,7 @@ class Coverage:
         self.effects: dict[str, str] = {}  # part of the exchange -> what changed in it
         self.reason: str | None = None
         self.final = False
+        self.error_status: int | None = None  # the upstream's own status, when it answered with an error
 
     @property
     def applied(self) -> bool:
@@ -57,18 +67,32 @@ class Coverage:
         self.changed(part, f"{part} body rewritten ({len(before)} -> {len(after)} bytes)")
         return True
 
+    def answered(self, status: int) -> None:
+        """The upstream's response began with `status`: an error (>= 400) is why a rewrite or a stream fault
+        finds nothing to act on, whatever the config says."""
+        self.error_status = status if status >= 400 else None
+
     def nothing_to_rewrite(self, where: str = "answer") -> None:
-        self.unchanged(f"the fault changed nothing in the {where} ({self.kind}: nothing to rewrite)")
+        if where == "answer" and self.error_status is not None:
+            self.unchanged(self._error(f"an answer {self.kind} could rewrite"))
+        else:
+            self.unchanged(f"the fault changed nothing in the {where} ({self.kind}: nothing to rewrite)")
 
     def not_streamed(self) -> None:
-        self.unchanged(f"the answer was not streamed; {self.kind} needs stream: true")
+        if self.error_status is not None:
+            self.unchanged(self._error(f"a stream {self.kind} could act on"))
+        else:
+            self.unchanged(f"the answer was not streamed; {self.kind} needs stream: true")
+
+    def _error(self, instead: str) -> str:
+        return f"{UPSTREAM}answered {self.error_status} (an error), not {instead}"
 
     def streamed_whole(self) -> None:
         self.unchanged(f"the answer was streamed; {self.kind} rewrites only answers that are not streamed")
 
     def upstream_failed(self, error: str) -> None:
         if not self.applied:
-            self.unchanged(f"the upstream failed before the fault could apply: {error}")
+            self.unchanged(f"{UPSTREAM}failed before the fault could apply: {error}")
 
     def finish(self) -> None:
         self.final = True

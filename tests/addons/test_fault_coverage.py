@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.failing import Script
 from tests.support.http import Seen, fetch
 from tests.support.llm_read import read
 from tests.support.loops import free_port
@@ -119,6 +120,36 @@ def test_an_upstream_that_fails_first_leaves_the_fault_unapplied() -> None:
         seen, fault = ask(proxy, {"mode": "truncated_response", "max_tokens": 3}, stream=False)
     assert seen.status == 502 and fault["applied"] is False
     assert fault["not_applied_reason"].startswith("the upstream failed before the fault could apply: ")
+
+
+@pytest.fixture(scope="module")
+def erring() -> Iterator[Proxy]:
+    """The proxy in front of an upstream that answers every call 404 (an agent's base URL without /v1, say)."""
+    with (
+        RunningUpstream(script=Script([404])) as up,
+        running_proxy(config_for({"llm": up.url, "tools": up.url}, TARGETS)) as proxy,
+    ):
+        yield proxy
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+@pytest.mark.parametrize(
+    ("fault", "reason"),
+    [
+        ({"mode": "stream_cut", "after_events": 2}, "a stream stream_cut could act on"),
+        ({"mode": "truncated_response", "max_tokens": 3}, "an answer truncated_response could rewrite"),
+    ],
+    ids=["stream_cut", "truncated_response"],
+)
+def test_a_fault_on_an_error_the_upstream_answered_says_so_not_the_config(
+    erring: Proxy, fault: dict[str, Any], reason: str, stream: bool
+) -> None:
+    """Not "the answer was not streamed; stream_cut needs stream: true" or "nothing to rewrite": the agent asked
+    for a stream, or an answer, and the upstream answered an error."""
+    seen, record = ask(erring, fault, stream)
+    assert seen.status == 404 and json.loads(seen.body)["error"]["code"] == "model_not_found"  # passed unchanged
+    assert (record["applied"], record["effect"]) == (False, None)
+    assert record["not_applied_reason"] == f"the upstream answered 404 (an error), not {reason}"
 
 
 def test_a_stream_cut_counts_when_the_agent_leaves_before_the_upstream_sends_the_rest() -> None:

@@ -10,7 +10,9 @@ from pathlib import Path
 import yaml
 
 from tests.runner.world import INVARIANTS, MATRIX, TARGETS, cli, run, world
+from tests.support.failing import Script
 from tests.support.loops import free_port
+from tests.support.upstream import RunningUpstream
 
 COMPLETES = {"id": "answers", "type": "completes", "severity": "critical"}
 
@@ -46,6 +48,36 @@ def test_a_tool_upstream_down_in_calm_stops_the_run_though_the_agent_coped(tmp_p
     assert f"error: the upstream of listener tools ({dead}) failed every request" in out.stderr
 
 
+def test_a_tool_upstream_answering_503_to_every_calm_request_exits_3_naming_it(tmp_path: Path) -> None:
+    """It answered, so the old check (connections only) let the run go on and judge the agent on an outage."""
+    with RunningUpstream(script=Script([503], body={"error": "quote feed down"})) as down, world(tmp_path) as w:
+        w.data["proxy"]["listeners"][0]["upstream"] = down.url
+        w.config.write_text(yaml.safe_dump(w.data, sort_keys=False))
+        out = cli(w.config)
+        invocations = w.agent.invocations
+    assert out.returncode == 3, out.stdout + out.stderr
+    assert out.stderr.strip().splitlines()[-1] == (
+        f"error: the upstream of listener tools ({down.url}) answered every request of the calm scenario no-chaos "
+        '(1) with an error, HTTP 503: {"error": "quote feed down"}; nothing the agent does through it can be '
+        "judged: 503: the upstream itself is failing (run again once it answers)"
+    )
+    assert invocations == 1, "the run went on past the calm scenario"
+
+
+def test_a_tool_upstream_answering_404_to_every_calm_request_only_warns(tmp_path: Path) -> None:
+    """An agent may be meant to get a 404 (an unknown item): a warning with the fix, and the run goes on."""
+    with RunningUpstream(script=Script([404], body={"detail": "Not Found"})) as missing, world(tmp_path) as w:
+        w.data["proxy"]["listeners"][0]["upstream"] = missing.url
+        w.config.write_text(yaml.safe_dump(w.data, sort_keys=False))
+        result = run(w.config)
+    assert [w for w in result.warnings if "upstream of listener" in w] == [
+        f"the upstream of listener tools ({missing.url}) answered every request of the calm scenario no-chaos (1) "
+        'with an error, HTTP 404: {"detail": "Not Found"}; unless the agent is meant to get that, verdicts show '
+        "that upstream, not the agent: 404: check the agent's URL for it (its path)"
+    ]
+    assert result.complete and {c.scenario for c in result.cells} == {s["name"] for s in MATRIX}
+
+
 def test_a_response_path_that_reads_no_calm_answer_is_error_not_fail(tmp_path: Path) -> None:
     with world(tmp_path, invariants=[COMPLETES, *INVARIANTS]) as w:
         w.data["agent"]["response_path"] = "$.replly"
@@ -77,13 +109,32 @@ def test_a_fault_on_a_target_the_agent_never_called_says_so_not_check_targets(tm
         w.config.write_text(yaml.safe_dump(w.data, sort_keys=False))
         result = run(w.config)
     news = next(n for n in result.warnings if "scenario news-down" in n)
+    listen = w.data["proxy"]["listeners"][-1]["listen"]
     assert news == (
         "scenario news-down injected nothing in 1 episode(s) (decided 0, applied 0): its episodes made no request "
-        "to news_api: the agent never called it (it answered without it, hung, or failed before it: see their "
-        "answers and journals)"
+        f"to news_api: the agent never called it through listener news at {listen} (it answered without it, hung, "
+        "or failed before it: see their answers and journals; or it called it directly, not through the proxy: its "
+        f"URL for it must point at listener news, http://{listen})"
     )
     typo = next(n for n in result.warnings if "scenario typo-down" in n)
     assert typo.endswith("no request matched its faults; check targets"), typo
     cell = next(c for c in result.cells if c.scenario == "news-down" and c.when == "tool_faults_active")
     assert cell.outcome == "error" and "made no request to news_api" in cell.reason, cell.reason
     assert "check the targets" not in cell.reason
+
+
+def test_an_agent_calling_its_tool_directly_is_told_to_point_it_at_the_listener(tmp_path: Path) -> None:
+    """Its tool URL is the real API's: the tool fault never fires, and the note says how to route it."""
+    with world(tmp_path, bypass=True) as w:
+        result = run(w.config)
+        listen = w.data["proxy"]["listeners"][0]["listen"]
+        assert w.upstream.count("/v1/quotes") == 3  # the agent did call its tool, in every scenario
+    note = next(n for n in result.warnings if "scenario search-tool-down" in n)
+    assert note == (
+        "scenario search-tool-down injected nothing in 1 episode(s) (decided 0, applied 0): its episodes made no "
+        f"request to market_data_api: the agent never called it through listener tools at {listen} (it answered "
+        "without it, hung, or failed before it: see their answers and journals; or it called it directly, not "
+        f"through the proxy: its URL for it must point at listener tools, http://{listen})"
+    )
+    cell = next(c for c in result.cells if c.scenario == "search-tool-down" and c.when == "tool_faults_active")
+    assert cell.outcome == "error" and f"its URL for it must point at listener tools, http://{listen}" in cell.reason

@@ -68,12 +68,18 @@ def world(
     run: dict[str, Any] | None = None,
     delay_s: float = 0.0,
     agent_config: dict[str, Any] | None = None,
+    bypass: bool = False,
 ) -> Iterator[World]:
+    """`bypass`: the agent calls the tool API directly, at its real URL, instead of through the tools listener."""
     tools_port, llm_port = free_port(), free_port()
     with (
         RunningUpstream() as up,
         running_agent(
-            kind, f"http://127.0.0.1:{tools_port}", f"http://127.0.0.1:{llm_port}", stateful, delay_s
+            kind,
+            up.url if bypass else f"http://127.0.0.1:{tools_port}",
+            f"http://127.0.0.1:{llm_port}",
+            stateful,
+            delay_s,
         ) as agent,
     ):
         data = {

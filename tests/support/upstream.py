@@ -15,6 +15,7 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.support.failing import Script
 from tests.support.fake_usage import (
     anthropic_usage,
     chat_usage,
@@ -232,13 +233,17 @@ def responses_events(body: dict[str, Any]) -> list[bytes]:
 
 
 class _App:
-    def __init__(self, upstream: Upstream, event_gap_s: float, end_gap_s: float = 0.0) -> None:
-        self.upstream, self.gap, self.end_gap = upstream, event_gap_s, end_gap_s
+    def __init__(
+        self, upstream: Upstream, event_gap_s: float, end_gap_s: float = 0.0, script: Script | None = None
+    ) -> None:
+        self.upstream, self.gap, self.end_gap, self.script = upstream, event_gap_s, end_gap_s, script
 
     @web.middleware
     async def record(self, request: web.Request, handler: Any) -> web.StreamResponse:
         body = await request.read()
         self.upstream.requests.append(Seen(request.method, request.path, dict(request.headers), body, time.monotonic()))
+        if self.script is not None and (failed := self.script(request)) is not None:
+            return failed
         return await handler(request)
 
     async def stream(self, request: web.Request, events: list[bytes], gap: float | None = None) -> web.StreamResponse:
@@ -283,8 +288,10 @@ class _App:
         return web.json_response({"method": request.method, "body": (await request.read()).decode()})
 
 
-async def _start(upstream: Upstream, port: int, gap: float, end_gap: float = 0.0) -> web.AppRunner:
-    app_state = _App(upstream, gap, end_gap)
+async def _start(
+    upstream: Upstream, port: int, gap: float, end_gap: float = 0.0, script: Script | None = None
+) -> web.AppRunner:
+    app_state = _App(upstream, gap, end_gap, script)
     app = web.Application(middlewares=[app_state.record])
     app.add_routes(
         [
@@ -305,16 +312,17 @@ async def _start(upstream: Upstream, port: int, gap: float, end_gap: float = 0.0
 
 class RunningUpstream:
     """Start with `with RunningUpstream() as up:`; up.url, up.requests, up.count(path). event_gap_s: the wait
-    between two events of a stream; end_gap_s: between its last event and the end of its body."""
+    between two events of a stream; end_gap_s: between its last event and the end of its body; script: the
+    status of each request in turn (tests.support.failing), its errors answered with a provider's error body."""
 
-    def __init__(self, event_gap_s: float = 0.0, end_gap_s: float = 0.0) -> None:
-        self.gap, self.end_gap = event_gap_s, end_gap_s
+    def __init__(self, event_gap_s: float = 0.0, end_gap_s: float = 0.0, script: Script | None = None) -> None:
+        self.gap, self.end_gap, self.script = event_gap_s, end_gap_s, script
 
     def __enter__(self) -> Upstream:
         self.thread = LoopThread("upstream")
         port = free_port()
         self.upstream = Upstream(f"http://127.0.0.1:{port}")
-        self.runner = self.thread.run(_start(self.upstream, port, self.gap, self.end_gap))
+        self.runner = self.thread.run(_start(self.upstream, port, self.gap, self.end_gap, self.script))
         return self.upstream
 
     def __exit__(self, *exc: object) -> None:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from flakeproxy.wire.coverage import Coverage, WatchedStream
+from flakeproxy.wire.coverage import Coverage, WatchedStream, blames_upstream
 from flakeproxy.wire.json_edit import same_content
 from flakeproxy.wire.providers import OpenAIChat
 from flakeproxy.wire.sse import format_event
@@ -64,6 +64,31 @@ def test_what_does_not_apply(note: object, reason: str) -> None:
     record = coverage.record()
     assert record["applied"] is False and record["effect"] is None
     assert record["not_applied_reason"].startswith(reason)
+
+
+@pytest.mark.parametrize(
+    ("status", "note", "reason"),
+    [
+        (404, lambda c: c.not_streamed(), "the upstream answered 404 (an error), not a stream k could act on"),
+        (
+            401,
+            lambda c: c.rewrote("response", b'{"error": {}}', b'{"error": {}}'),
+            "the upstream answered 401 (an error), not an answer k could rewrite",
+        ),
+        (200, lambda c: c.not_streamed(), "the answer was not streamed; k needs stream: true"),
+        (503, lambda c: c.rewrote("request", b"{}", b"{}"), "the fault changed nothing in the request (k: "),
+    ],
+)
+def test_an_error_the_upstream_answered_is_why_a_fault_had_nothing_to_act_on(
+    status: int, note: object, reason: str
+) -> None:
+    """Not "needs stream: true" or "nothing to rewrite", which send the user to the config: the upstream's error."""
+    coverage = Coverage("k")
+    coverage.answered(status)
+    note(coverage)  # type: ignore[operator]
+    coverage.finish()
+    assert coverage.record()["not_applied_reason"].startswith(reason)
+    assert blames_upstream(coverage.record()["not_applied_reason"]) is (status != 200 and "request" not in reason)
 
 
 def test_an_upstream_failure_after_a_delay_leaves_it_applied() -> None:
