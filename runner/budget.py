@@ -79,8 +79,8 @@ class RunSpend:
 
     def warning(self) -> str | None:
         """Once in a run, when a budget on tokens or cost is set and an LLM call's usage was not reported (other
-        than a fault cutting its answer): such calls count as nothing, so that budget may never be crossed. Says
-        why the usage was unknown and how to have it reported."""
+        than on a call a fault applied to: a stream it cut is unknown by design): such calls count as nothing, so
+        that budget may never be crossed. Says why the usage was unknown and how to have it reported."""
         budget = self.budget
         if self._warned or budget is None or not self.unknown or (budget.tokens is None and budget.cost is None):
             return None
