@@ -343,8 +343,13 @@ class RunResult(Model):
     )
     spend_total: Spend | None = Field(
         None,
-        description="Over every episode of the run, calm baselines and the stateful check too: what run.budget "
-        "counts (the scenario rows count the matrix's episodes only).",
+        description="Over every episode of the run, calm baselines and the stateful check too, and the requests no "
+        "episode could be tied to: what run.budget counts (the scenario rows count the matrix's episodes only).",
+    )
+    spend_unattributed: Spend | None = Field(
+        None,
+        description="What the requests no episode could be tied to (unattributed_journal) spent: in spend_total, "
+        "in no scenario's row (which scenario made them cannot be told). Null when they made no LLM or tool call.",
     )
     pricing_as_of: str | None = Field(None, description="The date of the prices the costs were computed with.")
     budget_crossed: str | None = Field(None, description="run.budget: which budget stopped the run, and at what.")

@@ -134,10 +134,9 @@ class ControlClient:
         ended = api.EpisodeEnded.model_validate(await self.call(api.EPISODE_END, body, episode))
         return ended.journal, ended.unsettled, list(ended.texts or texts or [])
 
-    async def unattributed(self) -> list[dict[str, Any]]:
-        """Journal entries the proxy could not tie to one open episode (paged through with `since`)."""
+    async def unattributed(self, since: int = 0) -> list[dict[str, Any]]:
+        """Journal entries the proxy could not tie to one open episode, after seq `since` (paged through)."""
         out: list[dict[str, Any]] = []
-        since = 0
         while True:
             query = [("unattributed", "1"), ("since", str(since)), ("limit", "500")]
             page = api.JournalPage.model_validate(await self.call(api.JOURNAL, query=query))

@@ -24,11 +24,12 @@ from flakeproxy.judging.calm_checks import check_calm
 from flakeproxy.judging.cells import Context, judge_scenario
 from flakeproxy.judging.coverage import coverage, describe, never_called, scenario_coverage
 from flakeproxy.judging.scoring import score_contract
-from flakeproxy.judging.spending import account, pricing_date, run_spend, scenario_spend
+from flakeproxy.judging.spending import account, loose_spend, pricing_date, run_spend, scenario_spend
 from flakeproxy.planning.checks import has_reset, plan_contract, resolve_paths
 from flakeproxy.planning.plan import STATEFUL_WARNING, Plan, is_calm, plan_episodes, shard_of
 from flakeproxy.proxycore.redact import Redactor
 from flakeproxy.results import CellResult, Episode, RunResult, ScenarioCoverage, ShardInfo
+from flakeproxy.results_spend import Spend
 from flakeproxy.runner.agents import make_agent
 from flakeproxy.runner.budget import RunSpend
 from flakeproxy.runner.control import ControlClient
@@ -77,6 +78,7 @@ class ContractRun:
         self._write_s = 0.0  # how long the last write of results.json took
         self._loose_seen: set[int] = set()  # unattributed requests counted
         self._loose_kept: set[int] = set()  # ... and kept in results.json (once complete)
+        self._loose_since = 0  # every unattributed request up to this seq is kept: read on from there
         self._loose_by_cell: Counter[str] = Counter()  # cell id -> unattributed requests it may have made
         self._warned_loose = False
         self.record: Path | None = None  # contract run --record DIR: a replay session file per episode
@@ -94,7 +96,9 @@ class ContractRun:
             if self.shard is None:  # what applied so far, also in a run stopped early (budget, Ctrl-C, a crash)
                 self.result.coverage = self._coverage()
             self.result.spend = scenario_spend(self.config, self.result.episodes)
-            self.result.spend_total = run_spend(self.config, self.result.episodes)
+            loose = self.result.unattributed_journal
+            self.result.spend_total = run_spend(self.config, self.result.episodes, loose)
+            self.result.spend_unattributed = loose_spend(self.config, loose)
             self.result.pricing_as_of = pricing_date(self.config)
             write(self.result, self.output)
             self._written = time.monotonic()
@@ -152,7 +156,7 @@ class ContractRun:
     ) -> None:
         """Run episodes, at most `limit` at once, each under its own scenario; progress counts from `base` done
         (default: these alone); `after` is awaited once each episode is in, before its slot is free again."""
-        gate = asyncio.Semaphore(limit)
+        gate, polling = asyncio.Semaphore(limit), asyncio.Lock()
         base = len(self.done) if base is None else base
 
         async def one(episode: Episode) -> None:
@@ -162,8 +166,11 @@ class ContractRun:
         async def settle(done: Episode) -> None:
             self.done[done.id] = done
             self.result.agent_invocations += len(done.transcript) if done.transcript is not None else 1  # per turn
-            self.spent.charge(account(done, self.config))
-            self.progress(self._spent_line(_line(len(self.done) - base, total, done)))
+            self.spent.charge(account(done, self.config), done.journal)
+            line = _line(len(self.done) - base, total, done)
+            async with polling:  # the progress lines in the order the episodes ended
+                await self._unattributed()  # what no episode could be tied to was spent too (run.budget, progress)
+                self.progress(self._spent_line(line))
             if done.unsettled:
                 self.warn(
                     f"warning: episode {done.id} ({done.label}): {done.unsettled} exchange(s) still open 2 s after "
@@ -174,8 +181,7 @@ class ContractRun:
             if after is not None:
                 await after(done)
             self._write(force=False)
-            self.result.budget_crossed = self.spent.crossed()
-            self.spent.check()  # run.budget: crossed, the run stops here (BudgetCrossed, exit 5)
+            self._check_budget()
 
         tasks = [asyncio.ensure_future(one(e)) for e in episodes]
         try:
@@ -184,6 +190,14 @@ class ContractRun:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _check_budget(self) -> None:
+        """run.budget: crossed, the run stops here (BudgetCrossed, exit 5); warned once when it cannot count some
+        calls' usage."""
+        if (warning := self.spent.warning()) is not None:
+            self.warn(warning)
+        self.result.budget_crossed = self.spent.crossed()
+        self.spent.check()
 
     def _spent_line(self, line: str) -> str:
         """A progress line, with the run's spend so far once it has made LLM calls (or has a budget)."""
@@ -197,10 +211,13 @@ class ContractRun:
         """Requests no episode could be tied to: kept in results.json and counted on every episode that might
         have made them (their journal checks then say so instead of judging an incomplete journal). Episodes
         of every scenario overlap, so a request counts on each candidate, whether it finished yet or not; it is kept
-        once it has finished (its fault's outcome known), or when `final` (every episode of the step is in)."""
+        once it has finished (its fault's outcome known), or when `final` (every episode of the step is in). What
+        the kept ones spent is the run's (RunSpend, run.budget), read on from the last seq kept in order."""
         if self.control is None:
             return
-        fresh = [e for e in await self.control.unattributed() if e.get("seq", 0) not in self._loose_kept]
+        fresh = [
+            e for e in await self.control.unattributed(self._loose_since) if e.get("seq", 0) not in self._loose_kept
+        ]
         loose = [e for e in fresh if e.get("seq", 0) not in self._loose_seen]  # counted now, complete or not
         self._loose_seen.update(e.get("seq", 0) for e in loose)
         for entry in loose:
@@ -210,8 +227,13 @@ class ContractRun:
         # kept once complete (a request still open has no fault outcome yet: read again next time), or at the end
         kept = [e for e in fresh if e.get("complete", True) or final]
         self._loose_kept.update(e.get("seq", 0) for e in kept)
+        waiting = [e.get("seq", 0) for e in fresh if e.get("seq", 0) not in self._loose_kept]
+        self._loose_since = (
+            min(waiting) - 1 if waiting else max((e.get("seq", 0) for e in fresh), default=self._loose_since)
+        )
         self.result.unattributed_journal += kept  # redacted by the proxy, as GET /journal gives every entry
         self.result.unattributed_requests += len(loose)
+        self.spent.charge(loose_spend(self.config, kept) or Spend(), kept, unattributed=True)  # this run's spend
         if loose and not self._warned_loose:
             self._warned_loose = True
             self.warn(
@@ -219,6 +241,8 @@ class ContractRun:
                 f"several, were open, with nothing naming theirs): {attribution_fix(self.config)}; the journal "
                 "checks of the episodes concerned are ERROR; results.json counts them (unattributed_requests)"
             )
+        if final:  # after the last episode of a step: what no episode could be tied to counts against run.budget too
+            self._check_budget()
 
     def _stateful(self, plan: Plan) -> None:
         if plan.stateful_check is None or STATEFUL_WARNING in self.result.warnings:

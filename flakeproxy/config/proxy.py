@@ -224,7 +224,10 @@ class Target(StrictModel):
     method: str | None = Field(None, pattern=r"^[A-Z]+$")
     mcp_tool: str | None = Field(None, description="One MCP tool by name (tools/call params.name).")
     api: Literal["openai", "openai-responses", "anthropic", "gemini"] | None = Field(
-        None, description="Marks an LLM endpoint; LLM faults are shaped like this provider."
+        None,
+        description="Marks an LLM endpoint; LLM faults are shaped like this provider, and its usage read. openai and "
+        "openai-responses are OpenAI's two APIs: a call to a path ending in /chat/completions or /responses (else "
+        "with a body of `messages` or `input`) is taken as that one, whichever the target says.",
     )
     stream: bool | None = Field(
         None,

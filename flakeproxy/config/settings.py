@@ -47,9 +47,10 @@ Replicas = Annotated[
 
 
 class RunBudget(StrictModel):
-    """What the whole run may spend on LLM calls, read from the usage the providers report. Checked after each
-    episode: once the spend so far is more than a budget, the run stops (episodes under way are cancelled), writes
-    its partial results and reports with the reason, and exits 5."""
+    """What the whole run may spend on LLM calls, read from the usage the providers report: every episode's, and
+    those of requests no episode could be tied to. Checked after each episode: once the spend so far is more than a
+    budget, the run stops (episodes under way are cancelled), writes its partial results and reports with the
+    reason, and exits 5. Usage not reported counts as nothing (the run warns once when tokens or cost is set)."""
 
     tokens: int | None = Field(None, ge=0, description="The most input + output tokens over every LLM call.")
     cost: float | None = Field(None, ge=0.0, description="The most USD over every LLM call (priced with pricing:).")

@@ -1,4 +1,9 @@
-"""Which requests of a journal are retries: repeats of a faulted request, told apart from the agent's next step."""
+"""Which requests of a journal are retries: repeats of a request that failed, told apart from the agent's next step.
+
+One definition for the checks and the reports: a retry repeats a request of the same turn on the same target (the
+same method, URL and body, or the SDK's retry-count header with the same method and URL), sent before the agent
+sent anything else there; `retries_after_fault` counts those of a faulted request, the reports' "retries seen"
+(`retry_seqs`) those of any request that failed (a fault applied, an HTTP error, no answer) and the SDKs' own."""
 
 from __future__ import annotations
 
@@ -47,4 +52,33 @@ def retries_of(calls: list[dict[str, Any]], first: int) -> list[dict[str, Any]]:
             out.append(entry)
         else:
             break  # a different request: the agent moved on
+    return out
+
+
+def failed(entry: dict[str, Any]) -> bool:
+    """The agent saw the request fail: a fault applied to it, an HTTP error, or no answer (an error, none yet)."""
+    status = entry.get("status")
+    return applied_fault(entry) or bool(entry.get("error")) or not isinstance(status, int) or status >= 400
+
+
+def _places(journal: Iterable[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """The journal's requests by turn and target (by listener where no target matched), each in order."""
+    out: dict[tuple[Any, tuple[str, ...]], list[dict[str, Any]]] = {}
+    for entry in sorted(journal, key=lambda e: (e.get("seq", 0), e.get("started_at", 0.0))):
+        where = tuple(entry.get("targets") or []) or (f"listener {entry.get('listener')}",)
+        out.setdefault((entry.get("turn"), where), []).append(entry)
+    return list(out.values())
+
+
+def retry_seqs(journal: Iterable[dict[str, Any]]) -> set[int]:
+    """The seqs of the journal's retries: the SDKs' (the retry-count header) and the repeats of a request that
+    failed, in its turn (a conversation's next turn asking the same again is not a retry, nor is a repeat of a
+    request that succeeded: the agent's next step, which `no_loop` judges)."""
+    out: set[int] = set()
+    for calls in _places(journal):
+        for i, entry in enumerate(calls):
+            if is_sdk_retry(entry):
+                out.add(int(entry.get("seq", -1)))
+            if failed(entry):
+                out.update(int(e.get("seq", -1)) for e in retries_of(calls, i))
     return out

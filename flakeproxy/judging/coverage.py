@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -109,6 +110,14 @@ def _count(row: FaultCoverage, record: FaultRecord) -> None:
         row.not_delivered_reasons.append(str(record.model_evidence))
 
 
+def _on_turn_1(row: FaultCoverage, n: int) -> None:
+    """A one-turn prompt's only turn is turn 1 (the proxy fires a `turns: [1]` fault on it): where the fault also
+    applied on conversations' turns, its n applications on one-turn prompts count on turn 1, so the turn counts
+    add up with `applied`. A fault that applied on one-turn prompts alone keeps no turn counts, as before."""
+    if n and row.applied_turns:
+        row.applied_turns = dict(sorted({**row.applied_turns, 1: row.applied_turns.get(1, 0) + n}.items()))
+
+
 def count_coverage(
     name: str,
     episodes: list[Episode],
@@ -120,12 +129,16 @@ def count_coverage(
     records of it (requests no episode could be tied to). `declared`: the scenario's faults (None: count
     whatever was decided, for a result read without its config)."""
     rows = dict(declared) if declared is not None else {}
-    for record in [r for e in episodes for r in e.faults(applied=None)] + list(loose):
+    one_turn: Counter[tuple[str, int]] = Counter()  # applied on one-turn prompts (their records carry no turn)
+    for record, turns in [(r, e.turns) for e in episodes for r in e.faults(applied=None)] + [(r, []) for r in loose]:
         key = (record.section, record.index)
         if declared is None and key not in rows:
             rows[key] = FaultCoverage(section=record.section, index=record.index, kind=record.kind)
         if key in rows:
             _count(rows[key], record)
+            one_turn[key] += record.applied and record.turn is None and turns is None
+    for where, n in one_turn.items():
+        _on_turn_1(rows[where], n)
     listed = list(rows.values())
     reached = [f.reached_model for f in listed if f.reached_model is not None]
     return ScenarioCoverage(

@@ -5,7 +5,7 @@ from the true costs; the reports round them when they show them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from flakeproxy.config import FlakeproxyConfig
@@ -116,9 +116,18 @@ def scenario_spend(config: FlakeproxyConfig, episodes: list[Episode]) -> list[Sc
     return out
 
 
-def run_spend(config: FlakeproxyConfig, episodes: list[Episode]) -> Spend:
-    """What every episode of the run spent together (the matrix's, calm baselines', the stateful check's)."""
-    return added(_spend(e, config) for e in episodes)
+def loose_spend(config: FlakeproxyConfig, unattributed: Sequence[dict[str, Any]]) -> Spend | None:
+    """What the requests no episode could be tied to spent (results.json `unattributed_journal`): this run made
+    them, but no scenario can be told. None when they made no LLM or tool call."""
+    spent = episode_spend(list(unattributed), effective_pricing(config.pricing))
+    return spent if spent.llm_calls or spent.tool_call_count else None
+
+
+def run_spend(config: FlakeproxyConfig, episodes: list[Episode], unattributed: Sequence[dict[str, Any]] = ()) -> Spend:
+    """What the run spent: every episode (the matrix's, calm baselines', the stateful check's) and the requests no
+    episode could be tied to (`spend_unattributed`, in no scenario's row)."""
+    loose = loose_spend(config, unattributed)
+    return added([*(_spend(e, config) for e in episodes), *([loose] if loose is not None else [])])
 
 
 def pricing_date(config: FlakeproxyConfig) -> str | None:

@@ -11,7 +11,7 @@ from flakeproxy.errors import ConfigError
 from flakeproxy.judging.cells import Context, judge_scenario
 from flakeproxy.judging.coverage import coverage
 from flakeproxy.judging.scoring import score_contract
-from flakeproxy.judging.spending import run_spend, scenario_spend
+from flakeproxy.judging.spending import loose_spend, run_spend, scenario_spend
 from flakeproxy.planning.checks import has_reset, resolve_paths
 from flakeproxy.planning.plan import STATEFUL_WARNING, plan_episodes
 from flakeproxy.results import RunResult
@@ -71,7 +71,8 @@ def merge(config: FlakeproxyConfig, config_path: str, shards: list[tuple[str, Ru
             "warnings": warnings,
             "score": score_contract(config, cells, covered),
             "spend": scenario_spend(config, ordered),  # amplification over the calm runs of every shard
-            "spend_total": run_spend(config, ordered),
+            "spend_total": run_spend(config, ordered, loose),
+            "spend_unattributed": loose_spend(config, loose),
             "agent_invocations": sum(r.agent_invocations for _, r in shards),
             "unattributed_requests": sum(r.unattributed_requests for _, r in shards),
             "unattributed_journal": loose,

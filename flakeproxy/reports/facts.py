@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from flakeproxy.invariants import retries
 from flakeproxy.judging.coverage import count_coverage
 from flakeproxy.results import CellResult, Episode, RunResult, ScenarioCoverage
 
@@ -94,18 +95,9 @@ def scenario_seconds(result: RunResult, scenario: str) -> float:
 
 
 def retry_seqs(episode: Episode) -> set[int]:
-    """Requests that repeat an earlier one of the episode (same method, URL and body) or say they are a retry
-    (the SDKs' x-stainless-retry-count)."""
-    seen: set[tuple[Any, Any, Any]] = set()
-    out: set[int] = set()
-    for entry in episode.journal:
-        key = (entry.get("method"), entry.get("url"), entry.get("request_body"))
-        headers = entry.get("request_headers") or {}
-        retry_header = str(headers.get("x-stainless-retry-count", "0")).strip()
-        if key in seen or (retry_header.isdigit() and int(retry_header) > 0):
-            out.add(int(entry.get("seq", -1)))
-        seen.add(key)
-    return out
+    """The episode's requests that are retries (flakeproxy.invariants.retries: a repeat, in its turn, of a request
+    that failed, or one the SDK says is a retry)."""
+    return retries.retry_seqs(episode.journal)
 
 
 def retries_seen(result: RunResult, scenario: str | None = None) -> int:

@@ -15,8 +15,9 @@ HEADER = ("scenario", "episodes", "LLM calls", "tool calls", "tokens in", "token
 
 
 def shown(result: RunResult) -> list[ScenarioSpend]:
-    """The scenarios' spend rows, when any scenario made an LLM or tool call (else there is nothing to show)."""
-    if not any(s.total.llm_calls or s.total.tool_calls for s in result.spend):
+    """The scenarios' spend rows, when the run made an LLM or tool call, in a scenario or in none (requests no
+    episode could be tied to); else there is nothing to show."""
+    if not any(s.total.llm_calls or s.total.tool_calls for s in result.spend) and result.spend_unattributed is None:
         return []
     return result.spend
 
@@ -32,8 +33,11 @@ def rows(result: RunResult) -> list[list[str]]:
     out = [cells(r) for r in scenarios]
     if result.spend_total is not None:
         episodes = sum(1 for e in result.episodes if e.spend is not None) or len(result.episodes)
-        whole = ScenarioSpend(scenario=WHOLE_RUN, episodes=episodes, total=result.spend_total)
-        out.append([*cells(whole)[:-1], ""])
+        whole = cells(ScenarioSpend(scenario=WHOLE_RUN, episodes=episodes, total=result.spend_total))[:-1]
+        if (loose := result.spend_unattributed) is not None:  # counted in the run's, in no scenario's
+            whole[2] += f" ({loose.llm_calls} unattributed)" if loose.llm_calls else ""
+            whole[3] += f" ({loose.tool_call_count} unattributed)" if loose.tool_call_count else ""
+        out.append([*whole, ""])
     return out
 
 
@@ -85,13 +89,21 @@ def terminal_lines(result: RunResult) -> list[str]:
 
 def unpriced(result: RunResult) -> list[str]:
     """The models the run called that have no price (their cost counts as 0: a cost marked + is too low)."""
-    return sorted({m for r in shown(result) for m in r.total.unpriced_models})
+    loose = result.spend_unattributed.unpriced_models if result.spend_unattributed else []
+    return sorted({m for r in shown(result) for m in r.total.unpriced_models} | set(loose))
 
 
 def caveats(result: RunResult) -> list[str]:
     """Why some sums are lower bounds: calls of unknown usage, models without a price."""
     out = []
-    unknown = sum(r.total.unknown_calls for r in shown(result))
+    loose = result.spend_unattributed
+    if loose is not None:
+        calls = f"{loose.llm_calls} LLM call(s) and {loose.tool_call_count} tool call(s)"
+        out.append(
+            f"{calls} no episode could be tied to count in the whole run's row, in no scenario's (which one made "
+            "them cannot be told: results.json unattributed_journal)"
+        )
+    unknown = sum(r.total.unknown_calls for r in shown(result)) + (loose.unknown_calls if loose else 0)
     if unknown:
         out.append(f"{unknown} LLM call(s) of unknown usage: sums marked + are lower bounds")
     if models := unpriced(result):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextvars
 import fnmatch
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -109,4 +110,39 @@ def resolve(
             continue
         matched.append(name)
     api = next((targets[n].api for n in matched if targets[n].api), None)
-    return Call(listener, method.upper(), url, path, headers, body, tuple(matched), api, tool)
+    return Call(
+        listener, method.upper(), url, path, headers, body, tuple(matched), openai_api(api, bare_path, body), tool
+    )
+
+
+#: OpenAI's two HTTP APIs, by the end of the path the OpenAI SDKs send them to (on any base URL).
+OPENAI_PATHS = {"/chat/completions": "openai", "/responses": "openai-responses"}
+#: ... and by a top-level key only one of the two requests has (`messages`: chat; `input`: Responses).
+OPENAI_KEYS = {"messages": "openai", "input": "openai-responses"}
+
+
+def openai_api(api: str | None, path: str, body: bytes) -> str | None:
+    """The API a call speaks, for a target of `api`: `openai` and `openai-responses` are one provider's two APIs,
+    which an agent sends to the same base URL (the OpenAI Agents SDK speaks Responses by default), so what the call
+    was sent to decides between them: a path ending in /chat/completions or /responses, else the request's body
+    (`messages` or `input`), else the target's `api:`. Faults are shaped, and usage read, as that API's."""
+    if api not in ("openai", "openai-responses"):
+        return api
+    end = path.rstrip("/")
+    for suffix, which in OPENAI_PATHS.items():
+        if end.endswith(suffix):
+            return which
+    keys = _top_keys(body)
+    found = {which for key, which in OPENAI_KEYS.items() if key in keys}
+    return found.pop() if len(found) == 1 else api
+
+
+def _top_keys(body: bytes) -> set[str]:
+    """The top-level keys of a JSON object body (none when it is empty, not JSON, or not an object)."""
+    if not body.lstrip().startswith(b"{"):
+        return set()
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):
+        return set()
+    return set(data) if isinstance(data, dict) else set()

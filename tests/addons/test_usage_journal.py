@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -19,7 +20,7 @@ from google.genai import types  # noqa: E402
 from tests.fidelity.real_upstream import RealUpstream, RunningRealUpstream  # noqa: E402
 from tests.support.fake_usage import ANSWER_TOKENS, completion_tokens, prompt_tokens  # noqa: E402
 from tests.support.proxy import Proxy, config_for, running_proxy  # noqa: E402
-from tests.support.upstream import RunningUpstream  # noqa: E402
+from tests.support.upstream import ANSWER, RunningUpstream  # noqa: E402
 
 TARGETS = {
     "chat": {"listener": "llm", "path": "/v1/chat/completions", "api": "openai"},
@@ -148,3 +149,37 @@ def test_a_reply_the_proxy_made_is_known_zero_and_a_tool_call_has_none(world: tu
     assert not refused["usage"]["unknown"] and "not billed" in refused["usage"]["reason"]
     assert answered["usage"]["input_tokens"] == reply.usage.prompt_tokens
     assert tool["targets"] == ["quotes"] and tool["usage"] is None
+
+
+def test_responses_calls_to_an_api_openai_target_are_read_and_faulted_as_responses() -> None:
+    """The OpenAI Agents SDK speaks Responses by default: a target that says `api: openai` (no path) gets
+    POST /v1/responses beside chat completions. Each call is read as the API it went to: the Responses usage the
+    SDK parsed (streamed: no include_usage exists there, the usage comes in response.completed), and a fault
+    ends a Responses stream the Responses way (response.incomplete), not with a chat chunk and [DONE]."""
+    with (
+        RunningUpstream() as up,
+        running_proxy(config_for({"llm": up.url}, {"llm": {"listener": "llm", "api": "openai"}})) as proxy,
+    ):
+        cell = episode(proxy)
+        with oai(proxy) as client:
+            answer = client.responses.create(model="gpt-4o", input="What is AAPL trading at?")
+            done = list(client.responses.create(model="gpt-4o", input="AAPL, MSFT?", stream=True))[-1]
+            reply = client.chat.completions.create(model="gpt-4o", messages=MESSAGES)
+        journal = proxy.control.end(cell)
+        cell = episode(proxy, llm_faults=[{"mode": "truncated_response", "max_tokens": 3}])
+        with oai(proxy) as client:
+            events = list(client.responses.create(model="gpt-4o", input="AAPL?", stream=True))
+        (cut,) = proxy.control.end(cell)
+    by_sdk = [
+        (answer.usage.input_tokens, answer.usage.output_tokens),
+        (done.response.usage.input_tokens, done.response.usage.output_tokens),
+        (reply.usage.prompt_tokens, reply.usage.completion_tokens),
+    ]
+    assert [e["usage"]["unknown"] for e in journal] == [False] * 3, [e["usage"] for e in journal]
+    assert [(e["usage"]["input_tokens"], e["usage"]["output_tokens"]) for e in journal] == by_sdk
+    assert [urlsplit(e["url"]).path for e in journal] == ["/v1/responses"] * 2 + ["/v1/chat/completions"]
+    assert events[-1].type == "response.incomplete" and events[-1].response.status == "incomplete"
+    assert "".join(e.delta for e in events if e.type == "response.output_text.delta").split() == ANSWER.split()[:3]
+    assert cut["fault"]["applied"] and cut["usage"]["unknown"]
+    assert cut["usage"]["reason"].startswith("the fault ended the stream early: ")
+    assert "include_usage" not in cut["usage"]["reason"]

@@ -21,6 +21,7 @@ import yaml
 from flakeproxy import load_config
 from flakeproxy.cli.report import load_result
 from flakeproxy.replay.export import export_sessions
+from flakeproxy.reports import facts
 from flakeproxy.reports import write as write_reports
 from flakeproxy.reports.terminal import render as render_terminal
 from flakeproxy.results import RunResult
@@ -275,3 +276,51 @@ def test_the_ci_chaos_pillar_sends_the_conversation(tmp_path: Path) -> None:
     episode = result.episode(item.episode)
     assert episode.turns == TURNS and [(e["turn"], e["status"]) for e in episode.journal][1:3] == [(2, 429), (2, 200)]
     assert item.outcome == "pass" and item.verdicts["in-euros"].reason.startswith("turn 2: ")
+
+
+def test_a_retry_is_counted_in_its_turn_not_across_turns(tmp_path: Path) -> None:
+    """Asked the same question on every turn, with the history dropped, the agent sends the same request on each:
+    the next turn asking again is not a retry. The SDK's retry of turn 2's 429, in turn 2, is (junit, HTML, terminal
+    read the same count)."""
+    same = {"id": "same-question", "turns": [TURNS[0]] * 3}
+    with chat_world(tmp_path, HISTORY_DROPPED, [CALM, RATE_LIMITED_ON_TURN_2]) as w:
+        w.data["golden_prompts"] = [same]
+        w.data["contract"]["invariants"] = [{"id": "answers", "type": "completes", "turn": "all"}]
+        result = w.run()
+    calm, limited = result.episodes[:2]
+    assert (calm.scenario, limited.scenario) == ("no-chaos", "rate-limited-turn-2")
+    bodies = {entry["request_body"] for e in (calm, limited) for entry in e.journal}
+    assert len(bodies) == 1  # every request of both episodes is the same: method, URL and body
+    assert [(entry["turn"], entry["status"]) for entry in limited.journal] == [(1, 200), (2, 429), (2, 200), (3, 200)]
+    assert facts.retry_seqs(calm) == set() and facts.retries_seen(result, "no-chaos") == 0
+    assert facts.retry_seqs(limited) == {limited.journal[2]["seq"]}  # the SDK's retry of the 429, in turn 2
+    assert facts.retries_seen(result, "rate-limited-turn-2") == 1
+    out = tmp_path / "out"
+    write_reports(result, out, ["junit"])
+    suites = {s.get("name"): s for s in ET.parse(out / "junit.xml").getroot().iter("testsuite")}
+    seen = {
+        name: {p.get("name"): p.get("value") for p in suite.iter("property")}["retries_seen"]
+        for name, suite in suites.items()
+    }
+    assert seen == {"no-chaos": "0", "rate-limited-turn-2": "1"}
+
+
+def test_a_turn_1_fault_on_a_one_turn_prompt_counts_on_turn_1(tmp_path: Path) -> None:
+    """A one-turn prompt's only turn is turn 1 (a `turns: [1]` fault fires on it): the fault's turn counts add up
+    to what applied, beside a conversation's turn 1."""
+    on_turn_1 = {
+        "name": "rate-limited-turn-1",
+        "llm_faults": [{"mode": "rate_limit", "retry_after_s": 0, "turns": [1], "times": 1}],
+    }
+    with chat_world(tmp_path, WITH_HISTORY, [CALM, on_turn_1]) as w:
+        w.data["golden_prompts"] = [TURNS[0], {"id": "aapl-in-euros", "turns": TURNS}]
+        w.data["contract"]["invariants"] = [{"id": "answers", "type": "completes", "turn": "all"}]
+        result = w.run()
+    limited = [e for e in result.episodes if e.scenario == "rate-limited-turn-1"]
+    assert [[entry["status"] for entry in e.journal] for e in limited] == [[429, 200], [429, 200, 200, 200]]
+    [coverage] = [c for c in result.coverage if c.scenario == "rate-limited-turn-1"]
+    [fault] = coverage.faults
+    assert (coverage.applied, fault.applied, fault.applied_turns) == (2, 2, {1: 2})
+    assert "llm_faults[0] rate_limit: applied on turn 1 x2" in render_terminal(result)
+    saved = load_result(tmp_path / "out" / "results.json").coverage
+    assert [f.applied_turns for c in saved for f in c.faults if c.scenario == "rate-limited-turn-1"] == [{1: 2}]

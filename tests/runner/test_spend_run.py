@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
 from tests.runner.world import cli, run, world
 from tests.support.fake_usage import completion_tokens, prompt_tokens
+from tests.support.loops import free_port
+from tests.support.upstream import RunningUpstream
 
 MATRIX = [
     {"name": "no-chaos"},
@@ -99,3 +102,123 @@ def test_a_run_stopped_by_its_budget_keeps_its_coverage_and_its_whole_spend(tmp_
     assert limited["scenario"] == "llm-limited" and limited["applied"] >= 1, limited
     terminal = (tmp_path / "out" / "summary.md").read_text()
     assert "| whole run |" in terminal
+
+
+@pytest.mark.proxy_child  # contract run, end to end
+def test_llm_calls_no_episode_could_be_tied_to_count_in_the_run_and_cross_its_budget(tmp_path: Path) -> None:
+    """Three episodes at once (attribution: header) and an agent on the openai SDK that does not forward
+    x-flakeproxy-cell, whose calls are all made while the three are open: no request can be attributed, yet this run
+    made them. The run's spend and run.budget count them, said to be unattributed; no scenario's row does."""
+    pytest.importorskip("openai")
+    from tests.support.sdk_agent import running_sdk_agent
+
+    llm_port = free_port()
+    with RunningUpstream() as up, running_sdk_agent(f"http://127.0.0.1:{llm_port}", together=3) as sdk:
+        data = {
+            "version": "2.0",
+            "agent": {
+                "type": "http",
+                "endpoint": f"{sdk.url}/chat",
+                "request_template": {"message": "{prompt}"},
+                "response_path": "$.reply",
+                "reset_endpoint": f"{sdk.url}/reset",
+                "timeout_ms": 20000,
+            },
+            "proxy": {
+                "admin": f"127.0.0.1:{free_port()}",
+                "listeners": [{"name": "llm", "listen": f"127.0.0.1:{llm_port}", "upstream": up.url}],
+            },
+            "targets": {"llm": {"listener": "llm", "api": "openai"}},
+            "golden_prompts": ["What is AAPL trading at?"],
+            "contract": {"name": "sdk", "invariants": [{"id": "answers", "type": "completes"}]},
+            "chaos_matrix": [{"name": "no-chaos"}],
+            "pricing": PRICING,
+            "run": {
+                "seed": 3,
+                "output": str(tmp_path / "out"),
+                "replicas": 9,
+                "concurrency": 3,
+                "attribution": "header",
+                "budget": {"llm_calls": 4},
+            },
+        }
+        config = tmp_path / "flakeproxy.yaml"
+        config.write_text(yaml.safe_dump(data, sort_keys=False))
+        out = cli(config)
+        sent = [json.loads(seen.body) for seen in up.requests if seen.path == "/v1/chat/completions"]
+    assert out.returncode == 5, out.stderr
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    calls = len(sent)
+    assert calls in (6, 9) and data["unattributed_requests"] == calls, out.stderr  # two rounds of 3 (or all three)
+    crossed = f"run.budget.llm_calls: {calls} LLM calls ({calls} of them unattributed), more than 4"
+    assert data["budget_crossed"] == crossed and crossed in out.stderr
+    assert "; run so far: 3 LLM calls (of which 3 unattributed), " in out.stderr  # after the first round
+    assert "; run so far: 0 LLM calls" not in out.stderr
+    loose, total = data["spend_unattributed"], data["spend_total"]
+    assert loose["llm_calls"] == total["llm_calls"] == calls and loose["unknown_calls"] == 0
+    assert loose["input_tokens"] == total["input_tokens"] == sum(prompt_tokens(b) for b in sent)
+    assert total["output_tokens"] == sum(completion_tokens(b) for b in sent)
+    assert total["cost_usd"] == pytest.approx(sum(prompt_tokens(b) + 2 * completion_tokens(b) for b in sent) / 1e6)
+    [row] = data["spend"]  # no scenario can be told: its row has none of them
+    assert row["scenario"] == "no-chaos" and row["total"]["llm_calls"] == 0
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert f"| whole run | {len(data['episodes'])} | {calls} ({calls} unattributed) |" in summary, summary
+    assert f"{calls} LLM call(s) and 0 tool call(s) no episode could be tied to count in the whole run" in summary
+
+
+def _agents_sdk_routes(llm: str, include_usage: bool | None) -> list[Any]:
+    """POST /chat {"message"} -> {"reply"}: an OpenAI Agents SDK agent, streamed, on a chat-completions model whose
+    base URL is not api.openai.com (the SDK then leaves stream_options.include_usage out, unless told)."""
+    from agents import Agent, ModelSettings, OpenAIChatCompletionsModel, Runner, set_tracing_disabled
+    from aiohttp import web
+    from openai import AsyncOpenAI
+
+    set_tracing_disabled(True)
+
+    async def chat(request: web.Request) -> web.Response:
+        message = (await request.json())["message"]
+        async with AsyncOpenAI(base_url=f"{llm}/v1", api_key="sk-test", max_retries=0, timeout=20) as client:
+            model = OpenAIChatCompletionsModel(model="gpt-4.1-mini", openai_client=client)
+            settings = ModelSettings(include_usage=include_usage)
+            agent = Agent(name="quotes", instructions="Answer.", model=model, model_settings=settings)
+            result = Runner.run_streamed(agent, message)
+            async for _event in result.stream_events():
+                pass
+        return web.json_response({"reply": str(result.final_output)})
+
+    async def reset(request: web.Request) -> web.Response:
+        return web.json_response({"ok": True})
+
+    return [web.post("/chat", chat), web.post("/reset", reset)]
+
+
+@pytest.mark.parametrize("include_usage", [None, True], ids=["sdk-default", "include-usage"])
+def test_a_token_budget_that_cannot_count_the_usage_says_why_once(tmp_path: Path, include_usage: bool | None) -> None:
+    """The Agents SDK does not ask a non-OpenAI base URL's streams for their usage: every call's is unknown, so
+    run.budget.tokens counts nothing and could never be crossed. The run says so once, with the reason and the fix;
+    with ModelSettings(include_usage=True) the tokens are counted and nothing is said."""
+    pytest.importorskip("agents", reason="openai-agents installs with the dev tools on Python 3.13+ only")
+    from tests.support.loops import running_app
+
+    with world(tmp_path, "careful", matrix=MATRIX[:1], run={"replicas": 2, "budget": {"tokens": 100000}}) as w:
+        llm = f"http://{w.data['proxy']['listeners'][1]['listen']}"
+        with running_app(_agents_sdk_routes(llm, include_usage), "agents-sdk") as url:
+            w.data["agent"] |= {"endpoint": f"{url}/chat", "reset_endpoint": f"{url}/reset"}
+            w.config.write_text(yaml.safe_dump(w.data, sort_keys=False))
+            result = run(w.config)
+    assert result.spend_total is not None and result.spend_total.llm_calls == 2
+    said = [w for w in result.warnings if "run.budget.tokens" in w]
+    if include_usage:
+        assert said == [] and result.spend_total.unknown_calls == 0 and result.spend_total.total_tokens > 0
+        return
+    assert result.spend_total.unknown_calls == 2
+    [warning] = said
+    assert warning.startswith(
+        "run.budget.tokens can count only the usage the providers report, and LLM calls whose usage was not "
+        "reported were seen (the first, call #"
+    )
+    assert "/v1/chat/completions): the stream reported no usage (stream_options.include_usage was not set)" in warning
+    assert "they count as 0 tokens and $0, so the budget may be crossed unseen" in warning
+    assert warning.endswith(
+        "(the OpenAI Agents SDK sets it only for api.openai.com: ModelSettings(include_usage=True))"
+    ), warning

@@ -2,11 +2,14 @@
 client's do (its own retries, Retry-After waits, stream handling). It does not forward x-flakeproxy-cell.
 
 POST /chat {"message": ...}: one LLM call (stream or JSON), then with `steps: 2` a second, different call
-that quotes the first answer (a ReAct agent's next step). An SDK error is the agent's HTTP 500.
+that quotes the first answer (a ReAct agent's next step). An SDK error is the agent's HTTP 500. With `together: N`,
+N chats wait for each other before their LLM calls and again before they answer: the calls are all made while the
+N episodes are open (none can be attributed by elimination).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -24,8 +27,13 @@ class SdkAgent:
     resets: int = 0
 
 
-def _routes(llm: str, state: SdkAgent, stream: bool, steps: int, max_retries: int) -> list[web.RouteDef]:
+def _routes(llm: str, state: SdkAgent, stream: bool, steps: int, max_retries: int, together: int) -> list[web.RouteDef]:
     client = openai.AsyncOpenAI(base_url=f"{llm}/v1", api_key="sk-test", max_retries=max_retries, timeout=20)
+    gate = asyncio.Barrier(together)
+
+    async def meet() -> None:
+        if together > 1:
+            await asyncio.wait_for(gate.wait(), 10)
 
     async def ask(content: str) -> str:
         messages = [{"role": "user", "content": content}]
@@ -39,10 +47,12 @@ def _routes(llm: str, state: SdkAgent, stream: bool, steps: int, max_retries: in
         state.invocations += 1
         message = (await request.json())["message"]
         try:
+            await meet()
             text = await ask(message)
             if steps == 2:
                 text = await ask(f"Check this answer and restate it: {text}")
-        except openai.APIError as e:
+            await meet()
+        except (openai.APIError, TimeoutError, asyncio.BrokenBarrierError) as e:
             return web.json_response({"error": f"{type(e).__name__}: {e}"}, status=500)
         return web.json_response({"reply": text})
 
@@ -54,8 +64,10 @@ def _routes(llm: str, state: SdkAgent, stream: bool, steps: int, max_retries: in
 
 
 @contextmanager
-def running_sdk_agent(llm: str, stream: bool = False, steps: int = 1, max_retries: int = 2) -> Iterator[SdkAgent]:
+def running_sdk_agent(
+    llm: str, stream: bool = False, steps: int = 1, max_retries: int = 2, together: int = 1
+) -> Iterator[SdkAgent]:
     state = SdkAgent("")
-    with running_app(_routes(llm, state, stream, steps, max_retries), "sdk-agent") as url:
+    with running_app(_routes(llm, state, stream, steps, max_retries, together), "sdk-agent") as url:
         state.url = url
         yield state
