@@ -7,7 +7,7 @@ import html
 import re
 
 from flakeproxy.reports import facts, spend
-from flakeproxy.reports.transcript import fault_lines
+from flakeproxy.reports.transcript import evidence, fault_lines
 from flakeproxy.results import CellResult, Episode, RunResult
 from flakeproxy.safe_text import visible
 
@@ -68,7 +68,9 @@ def _problems(result: RunResult) -> list[str]:
 def _conversation(episode: Episode, cell: CellResult) -> list[str]:
     """One conversation as a folded numbered list: each turn's prompt and answer, its faults under it."""
     assert episode.transcript is not None
-    title = f"{escape(episode.id, 20)} ({escape(cell.invariant, 80)} in {escape(cell.scenario, 80)})"
+    verdict = next((v.outcome for v in cell.verdicts if v.episode == episode.id), "fail")
+    how = "failed" if verdict == "fail" else "errored"
+    title = f"{escape(episode.id, 20)} ({how} {escape(cell.invariant, 80)} in {escape(cell.scenario, 80)})"
     lines = ["", f"<details><summary>Conversation of episode {title}</summary>", ""]
     for turn in episode.transcript:
         said = escape(f"agent error: {turn.error}" if turn.error else turn.answer or "(no answer)")
@@ -78,13 +80,10 @@ def _conversation(episode: Episode, cell: CellResult) -> list[str]:
 
 
 def _conversations(result: RunResult) -> list[str]:
-    """The conversations behind failed or errored cells, turn by turn with their faults (folded)."""
-    shown: dict[str, list[str]] = {}
-    for cell in facts.problems(result):
-        for episode in facts.episodes_of(result, cell):
-            if episode.transcript is not None and episode.id not in shown and len(shown) < MAX_CONVERSATIONS:
-                shown[episode.id] = _conversation(episode, cell)
-    return [line for lines in shown.values() for line in lines]
+    """The conversations that failed (then errored) a cell, turn by turn with their faults (folded): the evidence,
+    never one that passed the cell (transcript.evidence chooses them)."""
+    chosen = evidence(result, facts.problems(result), MAX_CONVERSATIONS)
+    return [line for episode, cell in chosen for line in _conversation(episode, cell)]
 
 
 def _pillars(result: RunResult) -> list[str]:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from flakeproxy.reports.facts import cannot_fail, episodes_of, interruption, rate_interval, score_text
+from flakeproxy.reports.facts import cannot_fail, interruption, rate_interval, score_text
 from flakeproxy.reports.spend import terminal_lines as spend_lines
-from flakeproxy.reports.transcript import transcript_text
+from flakeproxy.reports.transcript import evidence, transcript_text
 from flakeproxy.results import CellResult, RunResult
 from flakeproxy.safe_text import visible
 
@@ -43,14 +43,10 @@ MAX_CONVERSATIONS = 3
 
 
 def conversation_lines(result: RunResult, problems: list[CellResult]) -> list[str]:
-    """The first few conversations behind failed or errored cells, turn by turn with their faults."""
-    shown: dict[str, str] = {}
-    for cell in problems:
-        for episode in episodes_of(result, cell):
-            text = transcript_text(episode)
-            if text is not None and episode.id not in shown and len(shown) < MAX_CONVERSATIONS:
-                shown[episode.id] = text
-    return ["", *"".join(shown.values()).rstrip("\n").splitlines()] if shown else []
+    """The first few conversations that failed (then errored) a cell, turn by turn with their faults: the
+    evidence, never one that passed the cell (transcript.evidence chooses them)."""
+    shown = [transcript_text(episode, cell) or "" for episode, cell in evidence(result, problems, MAX_CONVERSATIONS)]
+    return ["", *"".join(shown).rstrip("\n").splitlines()] if shown else []
 
 
 def render(result: RunResult) -> str:
