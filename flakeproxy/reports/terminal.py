@@ -12,10 +12,11 @@ SYMBOL = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "not_applicable": "n
 
 
 def coverage_lines(result: RunResult) -> list[str]:
-    """Per chaos scenario: faults decided vs applied (changed what the agent received); then the cost."""
+    """Per chaos scenario that ran: faults decided vs applied (changed what the agent received); then the cost.
+    A scenario no episode of which ran (the run stopped before it) gets no line: there is nothing to say of it."""
     lines = []
     for cov in result.coverage:
-        if not cov.chaos:
+        if not cov.chaos or not cov.episodes:
             continue
         mark = "  <- injected nothing" if cov.injected_nothing else ""
         reached = f", reached the model {cov.reached_model}" if cov.reached_model is not None else ""
