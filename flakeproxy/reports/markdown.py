@@ -7,6 +7,7 @@ import html
 import re
 
 from flakeproxy.reports import facts, spend
+from flakeproxy.reports.excerpts import cited
 from flakeproxy.reports.transcript import evidence, fault_lines
 from flakeproxy.results import CellResult, Episode, RunResult
 from flakeproxy.safe_text import visible
@@ -56,9 +57,11 @@ def _problems(result: RunResult) -> list[str]:
         return []
     lines = ["", "| | invariant | scenario | severity | reason |", "|---|---|---|---|---|"]
     for cell in cells[:MAX_ROWS]:
+        said = cited(cell)  # what the check read in the answer, escaped as every agent text
+        answer = f"<br>answer ({escape(said.where(), 40)}): “{escape(said.text, 160)}”" if said is not None else ""
         lines.append(
             f"| {facts.OUTCOME_WORD[cell.outcome]} | {escape(cell.invariant, 80)} | {escape(cell.scenario, 80)} "
-            f"| {escape(cell.severity, 20)} | {escape(cell.reason)} |"
+            f"| {escape(cell.severity, 20)} | {escape(cell.reason)}{answer} |"
         )
     if len(cells) > MAX_ROWS:
         lines.append(f"\n…and {len(cells) - MAX_ROWS} more in report.html.")

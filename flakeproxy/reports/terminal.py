@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from flakeproxy.reports.excerpts import cited
 from flakeproxy.reports.facts import cannot_fail, interruption, rate_interval, score_text
 from flakeproxy.reports.spend import terminal_lines as spend_lines
 from flakeproxy.reports.transcript import evidence, transcript_text
@@ -83,6 +84,8 @@ def _contract(result: RunResult) -> str:
         lines.append("")
         for c in problems:
             lines.append(f"{SYMBOL[c.outcome]:<5} {c.invariant} in {c.scenario} [{c.severity}]: {c.reason}")
+            if (said := cited(c)) is not None:  # what the check read in the answer (render() keeps ESC inert)
+                lines.append(f'      answer ({said.where()}): "{said.text}"')
             if c.outcome == "inconclusive":
                 lines.append(f"      {rate_interval(c, '').strip()}; more replicas can settle it")
         lines += conversation_lines(result, problems)
