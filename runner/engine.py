@@ -146,7 +146,7 @@ class ContractRun:
 
         async def settle(done: Episode) -> None:
             self.done[done.id] = done
-            self.result.agent_invocations += len(done.transcript) if done.transcript is not None else 1  # per turn
+            self.result.agent_invocations += sum(t.sent for t in done.transcript) if done.transcript else 1  # per turn
             self.spent.charge(account(done, self.config))
             self.progress(self._spent_line(_line(len(self.done) - base, total, done)))
             if done.unsettled:

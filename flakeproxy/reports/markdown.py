@@ -8,7 +8,7 @@ import re
 
 from flakeproxy.reports import facts, spend
 from flakeproxy.reports.excerpts import cited
-from flakeproxy.reports.transcript import evidence, fault_lines
+from flakeproxy.reports.transcript import evidence, fault_lines, said_in
 from flakeproxy.results import CellResult, Episode, RunResult
 from flakeproxy.safe_text import visible
 
@@ -76,8 +76,8 @@ def _conversation(episode: Episode, cell: CellResult) -> list[str]:
     title = f"{escape(episode.id, 20)} ({how} {escape(cell.invariant, 80)} in {escape(cell.scenario, 80)})"
     lines = ["", f"<details><summary>Conversation of episode {title}</summary>", ""]
     for turn in episode.transcript:
-        said = escape(f"agent error: {turn.error}" if turn.error else turn.answer or "(no answer)")
-        lines.append(f"{turn.turn}. **user** {escape(turn.prompt)}<br>**agent** {said} ({turn.latency_ms:.0f} ms)")
+        said = f"**agent** {escape(said_in(turn))} ({turn.latency_ms:.0f} ms)" if turn.sent else escape(said_in(turn))
+        lines.append(f"{turn.turn}. **user** {escape(turn.prompt)}<br>{said}")
         lines += [f"   - fault {escape(text)}" for text, _ in fault_lines(episode, turn.turn)]
     return [*lines, "", "</details>"]
 

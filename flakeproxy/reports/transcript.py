@@ -15,7 +15,10 @@ def turn_faults(episode: Episode, turn: int) -> list[FaultRecord]:
     return [r for r in records if r is not None]
 
 
-def _said(turn: TurnRecord) -> str:
+def said_in(turn: TurnRecord) -> str:
+    """The answer, the agent's error, or (a turn not sent: the conversation broke before it) why not."""
+    if not turn.sent:
+        return turn.error or "not sent"
     return f"agent error: {turn.error}" if turn.error else (turn.answer if turn.answer is not None else "(no answer)")
 
 
@@ -68,7 +71,7 @@ def transcript_text(episode: Episode, cell: CellResult | None = None) -> str | N
     for turn in episode.transcript:
         lines.append(f"  turn {turn.turn} ({turn.latency_ms:.0f} ms)")
         lines.append(f"    user: {turn.prompt}")
-        lines.append(f"    agent: {_said(turn)}")
+        lines.append(f"    agent: {said_in(turn)}" if turn.sent else f"    {said_in(turn)}")
         lines += [f"    fault: {text}" for text, _ in fault_lines(episode, turn.turn)]
     return "\n".join(lines) + "\n"
 
@@ -95,7 +98,11 @@ def transcript_html(episode: Episode, limit: int = 20_000) -> str | None:
             f'<br><span class="badge {"f-applied" if applied else "f-not"}">fault</span> {esc(text)}'
             for text, applied in fault_lines(episode, turn.turn)
         )
-        said = f'<span class="badge o-error">agent error</span> {esc(turn.error)}' if turn.error else esc(_said(turn))
+        said = (
+            f'<span class="badge o-error">agent error</span> {esc(turn.error)}'
+            if turn.error and turn.sent
+            else esc(said_in(turn))
+        )
         items.append(
             f'<li class="turn"><b>turn {turn.turn}</b> <span class="muted">{turn.latency_ms:.0f} ms</span>'
             f"<pre>user: {esc(turn.prompt)}</pre><pre>agent: {said}</pre>{marks}</li>"

@@ -81,3 +81,24 @@ def test_failed_cells_show_the_conversations_that_failed_them_first() -> None:
     folded = [line.split("episode ")[1].split(" ")[0] for line in summary.splitlines() if "Conversation of" in line]
     assert folded == ["e3", "e14", "e15", "e6", "e9"], summary  # then the repeats; never e2, e5, e8 (passed)
     assert "Conversation of episode e14 (failed honest-when-orders-fail in orders-malformed)" in summary
+
+
+def test_a_turn_not_sent_is_shown_as_not_sent_not_as_an_agent_error() -> None:
+    """The conversation broke at turn 1 (no reply): turn 2 was never asked, so no 'agent:' said anything."""
+    from flakeproxy.reports.markdown import _conversation
+
+    why = "not sent: turn 1 got no reply (agent timed out after 400 ms), so the conversation stopped there"
+    turns = [
+        TurnRecord(turn=1, prompt="p1", error="agent timed out after 400 ms", latency_ms=400.0),
+        TurnRecord(turn=2, prompt="p2", error=why, sent=False),
+    ]
+    episode = Episode(id="e1", scenario="s", prompt="c", prompt_index=0, label="l", transcript=turns, error=why)
+    text = (transcript_text(episode) or "").splitlines()
+    assert text[2:] == ["    user: p1", "    agent: agent error: agent timed out after 400 ms", "  turn 2 (0 ms)",
+                        "    user: p2", f"    {why}"]  # fmt: skip
+    html = transcript_html(episode) or ""
+    assert html.count("agent error</span>") == 1 and f"agent: {why}" in html
+    from flakeproxy.results import CellResult
+
+    cell = CellResult(invariant="i", type="t", scenario="s", severity="high", when="always", outcome="error", reason="")
+    assert f"2. **user** p2<br>{why}" in "\n".join(_conversation(episode, cell))
