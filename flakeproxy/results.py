@@ -61,6 +61,11 @@ class TurnRecord(Model):
     answer: str | None = None
     error: str | None = Field(None, description="Why the agent gave no answer to this turn.")
     latency_ms: float = 0.0
+    sent: bool = Field(
+        True,
+        description="False: not sent, because an earlier turn got no reply (timed out, the agent hung up): the "
+        "conversation stopped there; error says which turn and why. Checks on it are ERROR.",
+    )
 
 
 class UnreadAnswer(Model):

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from flakeproxy.config import FlakeproxyConfig
 from flakeproxy.config.settings import HttpMockService
-from flakeproxy.config.warnings import attribution_fix, config_warnings, needs_attribution, shared_state
+from flakeproxy.config.warnings import attribution_fix, config_warnings
 from flakeproxy.crash import crashed
 from flakeproxy.errors import ConfigError, FlakeproxyError
 from flakeproxy.judging.calm_checks import check_calm
@@ -26,6 +26,7 @@ from flakeproxy.judging.coverage import coverage, describe, never_called, scenar
 from flakeproxy.judging.scoring import score_contract
 from flakeproxy.judging.spending import account, loose_spend, pricing_date, run_spend, scenario_spend
 from flakeproxy.planning.checks import has_reset, plan_contract, resolve_paths
+from flakeproxy.planning.concurrency import run_concurrency
 from flakeproxy.planning.plan import STATEFUL_WARNING, Plan, is_calm, plan_episodes, shard_of
 from flakeproxy.proxycore.redact import Redactor
 from flakeproxy.results import CellResult, Episode, RunResult, ScenarioCoverage, ShardInfo
@@ -137,13 +138,8 @@ class ContractRun:
         return proxy + own + [MockPort(service, sequential, local.get(name)) for name, service in mocks.items()]
 
     def _concurrency(self) -> int:
-        """Episodes overlap only when the proxy can tell their requests apart, and no check reads shared state
-        (when they cannot, the config's warnings said so at the start). Slots: one episode per slot."""
-        if needs_attribution(self.config) or shared_state(self.config):
-            return 1
-        if self.config.run.attribution == "slots":
-            return self.config.proxy.slots
-        return self.config.run.concurrency
+        """Episodes at once (flakeproxy.planning.concurrency, which `flakeproxy plan` prints too)."""
+        return run_concurrency(self.config).episodes
 
     async def _episodes(
         self,
@@ -165,7 +161,7 @@ class ContractRun:
 
         async def settle(done: Episode) -> None:
             self.done[done.id] = done
-            self.result.agent_invocations += len(done.transcript) if done.transcript is not None else 1  # per turn
+            self.result.agent_invocations += sum(t.sent for t in done.transcript) if done.transcript else 1  # per turn
             self.spent.charge(account(done, self.config), done.journal)
             line = _line(len(self.done) - base, total, done)
             async with polling:  # the progress lines in the order the episodes ended

@@ -6,7 +6,14 @@ from math import comb
 
 import pytest
 
-from flakeproxy.judging.stats_compare import Counts, compare_runs, fisher_exact, holm, newcombe
+from flakeproxy.judging.stats_compare import (
+    Counts,
+    compare_runs,
+    fisher_exact,
+    holm,
+    newcombe,
+    replicas_to_block,
+)
 
 
 def c(passes: int, replicas: int) -> Counts:
@@ -124,3 +131,48 @@ def test_the_same_counts_never_block() -> None:
     for k in range(0, 31, 3):
         cells = {f"cell{i}": c(k, 30) for i in range(5)}
         assert compare_runs(cells, cells).verdict != "block"
+
+
+def test_a_large_drop_three_replicas_cannot_show_says_how_many_would() -> None:
+    """3/3 -> 0/3 among 58 cells (a new user's trial): Fisher's one-sided p is 1 / C(6, 3) = 0.05, Holm x 58: 1.
+    At n a side the same rates give 1 / C(2n, n): x 58 <= 0.025 first at n = 7 (C(14, 7) = 3432 -> 0.0169;
+    C(12, 6) = 924 -> 0.063). And at 7 replicas a side the comparison does BLOCK, as the trial's did."""
+    assert 58 / comb(12, 6) > 0.025 >= 58 / comb(14, 7)
+    assert replicas_to_block(c(3, 3), c(0, 3), cells=58, alpha=0.025) == 7
+    assert replicas_to_block(c(3, 3), c(3, 3), cells=58, alpha=0.025) is None  # no drop: nothing to decide
+    assert replicas_to_block(c(30, 30), c(29, 30), cells=58, alpha=0.025) == 346  # a 3-point drop from 100%
+    assert replicas_to_block(c(50, 100), c(49, 100), cells=58, alpha=0.025) is None  # 1 point at 50%: beyond 1000
+    for n, rate in ((3, "inconclusive"), (7, "regressed")):
+        base = {f"same{i}": c(n, n) for i in range(56)} | {"drop": c(n, n), "drop-low": c(n, n)}
+        cand = {f"same{i}": c(n, n) for i in range(56)} | {"drop": c(0, n), "drop-low": c(0, n)}
+        result = compare_runs(base, cand, severities={"drop": "critical", "drop-low": "low", "same0": "critical"})
+        assert [x.cell for x in result.cells[:3]] == ["drop", "drop-low", "same0"]  # the critical drop first
+        assert result.cells[0].status == rate
+    three = compare_runs(
+        {f"same{i}": c(3, 3) for i in range(56)} | {"drop": c(3, 3), "drop-low": c(3, 3)},
+        {f"same{i}": c(3, 3) for i in range(56)} | {"drop": c(0, 3), "drop-low": c(0, 3)},
+        severities={"drop": "critical", "drop-low": "low"},
+    )
+    assert three.cells[0].replicas_to_block == 7 and three.cells[2].replicas_to_block is None
+    assert three.reason == (
+        "no regression shown, but 58 of 58 cells could have dropped by more than 0.1; 2 dropped by more than 0.1 "
+        "(too few replicas to show it), the worst drop [critical] 1.00 -> 0.00: the same rates would BLOCK at 7 "
+        "replicas a side"
+    )
+
+
+@pytest.mark.parametrize(
+    ("base", "cand", "cells"),
+    [(c(10, 10), c(7, 10), 1), (c(9, 12), c(4, 12), 5), (c(20, 20), c(16, 20), 10), (c(5, 8), c(1, 6), 3)],
+)
+def test_replicas_to_block_is_the_fewest_by_the_exact_test(base: Counts, cand: Counts, cells: int) -> None:
+    """The screen never hides an n the exact test would accept: a plain scan with fisher_exact alone agrees."""
+    p1, p2 = base.passes / base.replicas, cand.passes / cand.replicas
+
+    def blocks(n: int) -> bool:
+        b, k = int(p1 * n + 0.5), int(p2 * n + 0.5)
+        return b > k and fisher_exact(c(b, n), c(k, n))[0] * cells <= 0.025
+
+    start = max(base.replicas, cand.replicas)
+    fewest = next((n for n in range(start, 301) if blocks(n)), None)
+    assert fewest is not None and replicas_to_block(base, cand, cells, 0.025) == fewest

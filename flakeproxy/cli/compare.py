@@ -30,11 +30,17 @@ def compare(
                            (or a baseline cell is missing from, or not judged in,
                            the candidate)
     Errors and not-applicable replicas do not count. Run both sides with run.replicas > 1: with one
-    replica per cell nothing can be shown either way."""
-    from flakeproxy.cli.report import load_result
+    replica per cell nothing can be shown either way.
+
+    Cells come by concern: regressions, then drops (the most severe and the largest first), each
+    with its severity. An inconclusive drop larger than --margin says what would decide it: the
+    fewest replicas per side at which the same pass rates would BLOCK (e.g. 3/3 -> 0/3 among 58
+    cells: 7), computed with the same test. The cells with no drop seen are counted in one line;
+    --markdown and --json list every cell."""
+    from flakeproxy.cli.report import load_result, results_file
     from flakeproxy.judging.compare_results import EXIT, compare_results, markdown, terminal
 
-    files = [Path(p) / "results.json" if Path(p).is_dir() else Path(p) for p in (base, candidate)]
+    files = [results_file(Path(p)) for p in (base, candidate)]
     sources = (str(files[0]), str(files[1]))
     comparison = compare_results(load_result(files[0]), load_result(files[1]), sources, confidence, margin)
     click.echo(terminal(comparison))

@@ -57,6 +57,7 @@ def _run(
     output: str | None,
     seed: int | None,
     concurrency: int | None,
+    replicas: str | None,
     quiet: bool,
     formats: str = ",".join(DEFAULT_FORMATS),
     shard: tuple[int, int] | None = None,
@@ -71,7 +72,7 @@ def _run(
     try:
         from flakeproxy.cli.running import run_and_report
 
-        wanted, config, out = _prepared(config_path, output, seed, concurrency, formats, shard)
+        wanted, config, out = _prepared(config_path, output, (seed, concurrency, replicas), formats, shard)
 
         async def start(progress: Callable[[str], None]) -> RunResult:
             from flakeproxy.runner.local import launch_local
@@ -92,20 +93,18 @@ def _run(
 def _prepared(
     config_path: str,
     output: str | None,
-    seed: int | None,
-    concurrency: int | None,
+    overrides: tuple[int | None, int | None, str | None],
     formats: str,
     shard: tuple[int, int] | None,
 ) -> tuple[list[str], FlakeproxyConfig, Path]:
-    """(the reports wanted, the config with the command line's overrides, the output folder)."""
+    """(the reports wanted, the config with the command line's overrides (seed, concurrency, replicas), the
+    output folder)."""
     from flakeproxy.config import load_config
+    from flakeproxy.config.overrides import with_overrides
     from flakeproxy.reports import parse_formats
 
     wanted = [] if shard is not None else parse_formats(formats)  # a shard's reports come from the merge
-    config = load_config(config_path)
-    updates = {k: v for k, v in (("seed", seed), ("concurrency", concurrency)) if v is not None}
-    if updates:
-        config = config.model_copy(update={"run": config.run.model_copy(update=updates)})
+    config = with_overrides(load_config(config_path), *overrides)
     return wanted, config, Path(output or config.run.output)
 
 
@@ -131,6 +130,12 @@ run_options = [
     ),
     click.option("--seed", type=int, help="Override run.seed."),
     click.option("--concurrency", type=click.IntRange(1, 64), help="Override run.concurrency."),
+    click.option(
+        "--replicas",
+        metavar="N|MIN:MAX",
+        help="Override run.replicas: N fixed replicas of every episode, or MIN:MAX adaptive ones (needs "
+        "scoring.min_pass_rate); checked as run.replicas is, whatever the config had (fixed or adaptive).",
+    ),
     formats_option(),
 ]
 
@@ -180,6 +185,7 @@ def run_contract_command(
     output: str | None,
     seed: int | None,
     concurrency: int | None,
+    replicas: str | None,
     formats: str,
     shard: str | None,
     shards: int | None,
@@ -196,7 +202,7 @@ def run_contract_command(
     part = _shard(shard, shards)
     show = _show_matrix if part is None else None
     result, out, wanted = _run(
-        config_path, output, seed, concurrency, quiet, formats=formats, shard=part, record=record, show=show
+        config_path, output, seed, concurrency, replicas, quiet, formats=formats, shard=part, record=record, show=show
     )
     from flakeproxy.reports.terminal import render
 
@@ -216,10 +222,10 @@ def run_contract_command(
 @contract.command("score", epilog=EXIT_CODES)
 @_with_run_options
 def score_command(
-    config_path: str, output: str | None, seed: int | None, concurrency: int | None, formats: str
+    config_path: str, output: str | None, seed: int | None, concurrency: int | None, replicas: str | None, formats: str
 ) -> None:
     """Run the contract and print the resilience score alone (e.g. 87.5) on stdout, nothing else there."""
-    result, out, wanted = _run(config_path, output, seed, concurrency, quiet=True, formats=formats)
+    result, out, wanted = _run(config_path, output, seed, concurrency, replicas, quiet=True, formats=formats)
     assert result.score is not None
     click.echo("not scored" if result.score.resilience is None else f"{result.score.resilience:.1f}")
     say_written(out, wanted)

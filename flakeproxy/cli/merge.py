@@ -24,7 +24,7 @@ def merge(config_path: str, shards: tuple[str, ...], output: str | None, formats
     """Combine the results.json of every shard (files, or folders holding one) of `contract run --shard I/N`
     into one results.json whose cells, score and exit code are those of the unsharded run. Refuses shards
     of another config or seed, an unfinished one, or a missing one (exit 2)."""
-    from flakeproxy.cli.report import load_result
+    from flakeproxy.cli.report import load_result, results_file
     from flakeproxy.judging.scoring import exit_code
     from flakeproxy.planning.merge import merge as merge_shards
     from flakeproxy.reports.terminal import render
@@ -32,7 +32,7 @@ def merge(config_path: str, shards: tuple[str, ...], output: str | None, formats
 
     wanted = parse_formats(formats)
     config = load_config(config_path)
-    files = [Path(p) / "results.json" if Path(p).is_dir() else Path(p) for p in shards]
+    files = [results_file(Path(p)) for p in shards]
     results = [(str(f), load_result(f)) for f in files]
     merged = merge_shards(config, config_path, results)
     out = Path(output or config.run.output)

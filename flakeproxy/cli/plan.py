@@ -48,10 +48,12 @@ def plan(
     config_path: str, min_pass_rate: float | None, rates: tuple[float, ...], confidence: float | None, power: float
 ) -> None:
     """Print what `contract run` will do with this config without running anything: the episodes (each one a
-    paid agent invocation) by scenario and purpose, the cells; with --min-pass-rate, how many replicas tell
-    a given pass rate from that threshold, fixed and adaptive."""
+    paid agent invocation) by scenario and purpose, the cells, how many episodes run at once and why (e.g. one
+    at a time whatever run.concurrency says, without run.attribution); with --min-pass-rate, how many
+    replicas tell a given pass rate from that threshold, fixed and adaptive."""
     from flakeproxy.config import load_config
     from flakeproxy.planning.checks import has_reset, plan_contract
+    from flakeproxy.planning.concurrency import run_concurrency
     from flakeproxy.planning.plan import plan_episodes
 
     config = load_config(config_path)
@@ -66,7 +68,7 @@ def plan(
     )
     click.echo(
         f"{config_path}: {summary.cells} cells ({summary.invariants} invariants x {summary.scenarios} scenarios, "
-        f"{summary.not_applicable} not applicable), {episode_count}, concurrency {config.run.concurrency}"
+        f"{summary.not_applicable} not applicable), {episode_count}, {run_concurrency(config).said}"
     )
     by_scenario = Counter(e.scenario or f"({e.purpose})" for e in episodes)
     for name, count in by_scenario.items():

@@ -84,8 +84,8 @@ def run_command(
     "--from",
     "source",
     required=True,
-    type=click.Path(dir_okay=False, exists=True, path_type=Path),
-    help="A results.json (contract run, ci, replay run).",
+    type=click.Path(exists=True, path_type=Path),
+    help="A results.json (contract run, ci, replay run), or the output folder holding it.",
 )
 @click.option("--failed", is_flag=True, help="Only the episodes of failed or errored cells.")
 @click.option(
@@ -103,11 +103,11 @@ def export_command(source: Path, failed: bool, output: Path) -> None:
     journal keeps bodies up to 64 KiB and no SSE event timing: such sessions say so in their notes and
     replay their events without delays. Record with `contract run --record DIR` for full fidelity.
     """
-    from flakeproxy.cli.report import load_result
+    from flakeproxy.cli.report import load_result, results_file
     from flakeproxy.replay.export import export_sessions
     from flakeproxy.replay.files import write_session
 
-    result = load_result(source)
+    result = load_result(results_file(source))
     sessions = export_sessions(result, failed)
     for session in sessions:
         click.echo(str(write_session(output, session)))

@@ -12,6 +12,17 @@ from flakeproxy.errors import ConfigError
 from flakeproxy.results import RunResult
 
 
+def results_file(path: Path) -> Path:
+    """A results.json, or the folder a run wrote it into (its output folder): the results.json in it."""
+    if not path.is_dir():
+        return path
+    if not (path / "results.json").is_file():
+        raise ConfigError(
+            f"{path}: a folder with no results.json in it; pass a run's output folder or its results.json"
+        )
+    return path / "results.json"
+
+
 def load_result(path: Path) -> RunResult:
     """A results.json as a RunResult; a missing, unreadable or foreign file is a one-line ConfigError."""
     try:
@@ -34,7 +45,7 @@ def load_result(path: Path) -> RunResult:
 
 
 @click.command()
-@click.argument("results", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("results", type=click.Path(path_type=Path))
 @click.option(
     "-f",
     "--format",
@@ -46,9 +57,11 @@ def load_result(path: Path) -> RunResult:
 )
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here (default stdout).")
 def report(results: Path, fmt: str, output: Path | None) -> None:
-    """Render a results.json (from `contract run`, even an interrupted one) as a report; runs nothing."""
+    """Render a results.json (from `contract run`, even an interrupted one) as a report; runs nothing. RESULTS is
+    the results.json, or the output folder holding it."""
     from flakeproxy.reports import render
 
+    results = results_file(results)
     text = render(load_result(results), fmt)
     if output is None:
         click.echo(text, nl=False)

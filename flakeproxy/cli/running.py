@@ -11,7 +11,7 @@ from typing import TypeVar
 
 import click
 
-from flakeproxy.cli.written import say_written
+from flakeproxy.cli.written import written_files, written_line
 from flakeproxy.crash import crashed
 from flakeproxy.errors import BudgetCrossed, FlakeproxyError, InfrastructureError
 from flakeproxy.results import RunResult
@@ -45,15 +45,24 @@ def write_reports_after_interrupt(out: Path, formats: list[str], since: float = 
     return result
 
 
+#: Said after the files of a run that stopped before any episode: they replaced the previous run's, on purpose.
+NOTHING_RAN = "this run's record: it stopped before any episode ran"
+
+
 def show_stopped(out: Path, formats: list[str], since: float, show: Callable[[RunResult], None] | None) -> None:
     """After a run that stopped early (exit 3, 5, 130, 143): its reports, what it did (`show`, e.g. the matrix so
-    far) and the files it wrote, as a finished run says them; before the error line that ends the output."""
+    far) and the files it wrote, as a finished run says them; before the error line that ends the output.
+
+    A run that stopped before any episode (an agent unreachable, a port taken, a sidecar never ready) wrote its
+    record too: an incomplete results.json saying why, in place of the previous run's, so that no CI step reads an
+    older run's verdict as this one's. Nothing to show then, but the files are named, and why they hold nothing."""
     result = write_reports_after_interrupt(out, formats, since)
-    if result is None or not result.episodes:  # nothing ran (a sidecar never ready, say): the error line alone
+    if result is None:
         return
-    if show is not None:
+    if result.episodes and show is not None:
         show(escaped(result))
-    say_written(out, formats)
+    files = written_files(out, formats)
+    click.echo(written_line(files) + ("" if result.episodes or not files else f" ({NOTHING_RAN})"), err=True)
 
 
 def run_until_signal(

@@ -10,6 +10,7 @@ from typing import Any
 from flakeproxy.config.base import glob_matches
 from flakeproxy.config.model import FlakeproxyConfig
 from flakeproxy.config.proxy import is_loopback_host, split_host_port
+from flakeproxy.config.turn_warnings import leaks_before_the_last_turn
 from flakeproxy.config.yamlsource import format_path
 from flakeproxy.faults import WS_FAULTS, MidStreamErrorFault, StreamCutFault
 
@@ -277,6 +278,7 @@ def config_warnings(config: FlakeproxyConfig) -> list[str]:
         + slot_concurrency(config)
         + unused_slots(config)
         + unreachable_turns(config)
+        + leaks_before_the_last_turn(config)
         + shared_reset(config)
         + http_placeholders(config)
         + forward_proxy(config)

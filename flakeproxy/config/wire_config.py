@@ -126,27 +126,37 @@ class WireConfig(StrictModel):
 
     @model_validator(mode="after")
     def _k_within_replicas(self) -> WireConfig:
-        if self.scoring.replica_aggregation == "at_least_k" and self.scoring.k > self.run.max_replicas:
-            raise CrossCheckError(
-                ("scoring", "k"),
-                f"k ({self.scoring.k}) is more than run.replicas ({self.run.max_replicas}): at_least_k could "
-                "never pass; lower scoring.k or raise run.replicas",
-            )
+        check_k(self.run, self.scoring)
         return self
 
     @model_validator(mode="after")
     def _min_pass_rate_read(self) -> WireConfig:
-        scoring, adaptive = self.scoring, self.run.adaptive is not None
-        if adaptive and scoring.min_pass_rate is None:
-            raise CrossCheckError(
-                ("scoring", "min_pass_rate"),
-                "adaptive run.replicas {min, max} needs scoring.min_pass_rate: the pass rate its stopping rule "
-                "tells cells apart from (e.g. min_pass_rate: 0.8)",
-            )
-        if scoring.min_pass_rate is not None and scoring.replica_aggregation != "rate" and not adaptive:
-            raise CrossCheckError(
-                ("scoring", "min_pass_rate"),
-                f"min_pass_rate is only read by replica_aggregation: rate or adaptive run.replicas {{min, max}}, "
-                f"not {scoring.replica_aggregation} with fixed replicas; set one of them or remove min_pass_rate",
-            )
+        check_min_pass_rate_read(self.run, self.scoring)
         return self
+
+
+def check_k(run: RunConfig, scoring: ScoringConfig) -> None:
+    """at_least_k needs k within the replicas (a CrossCheckError at scoring.k)."""
+    if scoring.replica_aggregation == "at_least_k" and scoring.k > run.max_replicas:
+        raise CrossCheckError(
+            ("scoring", "k"),
+            f"k ({scoring.k}) is more than run.replicas ({run.max_replicas}): at_least_k could "
+            "never pass; lower scoring.k or raise run.replicas",
+        )
+
+
+def check_min_pass_rate_read(run: RunConfig, scoring: ScoringConfig) -> None:
+    """Adaptive replicas need scoring.min_pass_rate, and min_pass_rate needs a rule that reads it."""
+    adaptive = run.adaptive is not None
+    if adaptive and scoring.min_pass_rate is None:
+        raise CrossCheckError(
+            ("scoring", "min_pass_rate"),
+            "adaptive run.replicas {min, max} needs scoring.min_pass_rate: the pass rate its stopping rule "
+            "tells cells apart from (e.g. min_pass_rate: 0.8)",
+        )
+    if scoring.min_pass_rate is not None and scoring.replica_aggregation != "rate" and not adaptive:
+        raise CrossCheckError(
+            ("scoring", "min_pass_rate"),
+            f"min_pass_rate is only read by replica_aggregation: rate or adaptive run.replicas {{min, max}}, "
+            f"not {scoring.replica_aggregation} with fixed replicas; set one of them or remove min_pass_rate",
+        )

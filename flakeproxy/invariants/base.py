@@ -38,7 +38,9 @@ class Invariant(StrictModel):
     reads_journal: it judges the traffic the proxy saw; requests that could not be tied to the episode make
     its verdict ERROR, never PASS; reads_state: it reads the workspace or a service, so it is judged right
     after its episode, before the next reset; uses_baseline: it compares with a calm answer (baseline: auto);
-    reads_spans: it judges the agent's own spans, so it needs proxy.otlp.
+    reads_spans: it judges the agent's own spans, so it needs proxy.otlp; forbids_content: it looks for what must
+    never appear in an answer (a leak), so on a conversation every turn matters, not only the last (validate warns
+    about one left on the default `turn: last`).
     """
 
     needs_answer: ClassVar[bool] = True
@@ -46,6 +48,7 @@ class Invariant(StrictModel):
     reads_state: ClassVar[bool] = False
     uses_baseline: ClassVar[bool] = False
     reads_spans: ClassVar[bool] = False
+    forbids_content: ClassVar[bool] = False
 
     id: str = Field(min_length=1, pattern=r"^\S+$")
     severity: Severity = "medium"

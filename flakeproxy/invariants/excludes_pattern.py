@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -13,6 +13,7 @@ from flakeproxy.judging.verdict import Observation, Verdict, check, excerpt
 class ExcludesPattern(Invariant):
     """None of patterns (regexes, case-insensitive) occurs in the answer."""
 
+    forbids_content: ClassVar[bool] = True
     type: Literal["excludes_pattern"]
     patterns: list[Regex] = Field(min_length=1)
 

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import typing
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -21,6 +21,7 @@ class ExcludesPii(Invariant):
     order id is not a phone), IPv4 addresses not after build/version.
     """
 
+    forbids_content: ClassVar[bool] = True
     type: Literal["excludes_pii"]
     kinds: list[PiiKind] = Field(default_factory=lambda: list(PII_KINDS), min_length=1)
     allow: list[str] = Field(default_factory=list, description="Values that are not a leak (e.g. a support email).")

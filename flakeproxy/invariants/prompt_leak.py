@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, model_validator
 
@@ -17,6 +17,7 @@ class PromptLeak(Invariant):
     it is (it is reported like a canary); a prompt shorter than ngram words is compared with n = its length.
     """
 
+    forbids_content: ClassVar[bool] = True
     type: Literal["prompt_leak"]
     system_prompt: str | None = Field(None, description="The text that must not leak (or system_prompt_file).")
     system_prompt_file: str | None = None

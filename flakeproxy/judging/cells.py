@@ -259,12 +259,12 @@ def _replicas(
         return cell_result(invariant, scenario, outcome, reason, verdicts=verdicts, score=round(scores[0], 4), **rest)
     outcomes: list[Outcome] = [o for o, _ in counted]
     outcome, summary, stats = replica_verdict(outcomes, [s for _, s in counted], config)
-    first_bad = next((r for o, r in per if o not in ("pass", "not_applicable")), "-")
+    first_bad = next((f"; first non-pass: {r}" for o, r in per if o not in ("pass", "not_applicable")), "")
     return cell_result(
         invariant,
         scenario,
         outcome,
-        f"{summary}; first non-pass: {first_bad}",
+        summary + first_bad,  # every replica passed: there is no first non-pass to name
         verdicts=verdicts,
         score=round(sum(s for _, s in counted) / len(outcomes), 4),
         replicas=outcomes,

@@ -8,7 +8,7 @@ nothing about how often the agent keeps the rule). A run without replicas gives 
 from __future__ import annotations
 
 from flakeproxy.errors import ConfigError
-from flakeproxy.judging.stats_compare import CellChange, Comparison, Counts, compare_runs
+from flakeproxy.judging.stats_compare import SEVERITY_RANK, CellChange, Comparison, Counts, compare_runs, needed
 from flakeproxy.results import CellResult, RunResult
 from flakeproxy.safe_text import visible
 
@@ -38,11 +38,22 @@ def run_counts(result: RunResult, source: str) -> dict[str, Counts]:
     return {cell_name(c): cell_counts(c) for c in result.cells}
 
 
+def severities(base: RunResult, candidate: RunResult) -> dict[str, str]:
+    """Each cell's severity, the more severe of the two runs' (a contract may have raised or lowered it)."""
+    out: dict[str, str] = {}
+    for cell in [*base.cells, *candidate.cells]:
+        name, known = cell_name(cell), out.get(cell_name(cell))
+        if known is None or SEVERITY_RANK.get(cell.severity, 9) < SEVERITY_RANK.get(known, 9):
+            out[name] = cell.severity
+    return out
+
+
 def compare_results(
     base: RunResult, candidate: RunResult, sources: tuple[str, str], confidence: float = 0.95, margin: float = 0.10
 ) -> Comparison:
     try:
-        return compare_runs(run_counts(base, sources[0]), run_counts(candidate, sources[1]), confidence, margin)
+        counts = (run_counts(base, sources[0]), run_counts(candidate, sources[1]))
+        return compare_runs(*counts, confidence, margin, severities(base, candidate))
     except ValueError as e:
         raise ConfigError(f"{sources[0]} vs {sources[1]}: {e}") from e
 
@@ -51,15 +62,23 @@ def _rate(c: Counts) -> str:
     return f"{c.passes}/{c.replicas}" + (f" ({c.passes / c.replicas:.0%})" if c.replicas else "")
 
 
-def _row(c: CellChange) -> str:
+def _status(c: CellChange, margin: float) -> str:
+    """The status, and for an inconclusive drop larger than the margin what would decide it."""
+    return f"{c.status}: {needed(c)}" if c.status == "inconclusive" and c.change < -margin else c.status
+
+
+def _row(c: CellChange, margin: float) -> str:
     change = f"{c.change:+.0%} [{c.change_low:+.0%}, {c.change_high:+.0%}]"
     cell = visible(c.cell).replace("|", "\\|")
-    return f"| {cell} | {_rate(c.base)} | {_rate(c.candidate)} | {change} | {c.p_adjusted:.3g} | {c.status} |"
+    return (
+        f"| {cell} | {c.severity or '-'} | {_rate(c.base)} | {_rate(c.candidate)} | {change} | {c.p_adjusted:.3g} "
+        f"| {_status(c, margin)} |"
+    )
 
 
 def markdown(comparison: Comparison, sources: tuple[str, str]) -> str:
-    """The comparison as Markdown for a pull request's comment: the verdict, its reason, a row per cell
-    (regressions first), and the cells only one side has."""
+    """The comparison as Markdown for a pull request's comment: the verdict, its reason, a row per cell by
+    concern (regressions, then drops: the most severe and largest first), and the cells only one side has."""
     verdict = comparison.verdict.upper()
     lines = [
         f"## flakeproxy compare: {verdict}",
@@ -70,11 +89,10 @@ def markdown(comparison: Comparison, sources: tuple[str, str]) -> str:
         f"intervals for the change, one-sided Fisher p Holm-adjusted (BLOCK at <= {comparison.alpha:g}), "
         f"non-inferiority margin {comparison.margin:g}.",
         "",
-        "| cell | baseline | candidate | change [interval] | p (Holm) | status |",
-        "|---|---|---|---|---|---|",
+        "| cell | severity | baseline | candidate | change [interval] | p (Holm) | status |",
+        "|---|---|---|---|---|---|---|",
     ]
-    order = {"regressed": 0, "inconclusive": 1, "non_inferior": 2}
-    lines += [_row(c) for c in sorted(comparison.cells, key=lambda c: (order[c.status], c.p_adjusted, c.cell))]
+    lines += [_row(c, comparison.margin) for c in comparison.cells]  # by concern: regressions, then drops
     for title, names in (
         ("Only in the baseline (missing from the candidate)", comparison.only_in_base),
         ("Not judged in the candidate (only ERROR or n/a there)", comparison.not_judged_in_candidate),
@@ -87,12 +105,24 @@ def markdown(comparison: Comparison, sources: tuple[str, str]) -> str:
 
 
 def terminal(comparison: Comparison) -> str:
-    """A line per cell that did not stay within the margin, then the verdict line."""
-    worth = [c for c in comparison.cells if c.status != "non_inferior"]
-    lines = [
-        f"  {c.status:<12} {visible(c.cell)}: {_rate(c.base)} -> {_rate(c.candidate)}, "
-        f"change {c.change:+.0%} [{c.change_low:+.0%}, {c.change_high:+.0%}], p={c.p_adjusted:.3g}"
-        for c in worth
-    ]
+    """A line per cell that regressed or dropped without staying within the margin, by concern (the most severe
+    and largest drops first, with what would decide an inconclusive one); one line counting the other open cells
+    (no drop seen, too few replicas to rule one out); then the verdict line."""
+    worth = [c for c in comparison.cells if c.status == "regressed" or (c.status == "inconclusive" and c.change < 0)]
+    lines = []
+    for c in worth:
+        severity = f" [{c.severity}]" if c.severity else ""
+        decide = f"; {needed(c)}" if c.status == "inconclusive" and c.change < -comparison.margin else ""
+        lines.append(
+            f"  {c.status:<12} {visible(c.cell)}{severity}: {_rate(c.base)} -> {_rate(c.candidate)}, "
+            f"change {c.change:+.0%} [{c.change_low:+.0%}, {c.change_high:+.0%}], p={c.p_adjusted:.3g}{decide}"
+        )
+    still = [c for c in comparison.cells if c.status == "inconclusive" and c.change >= 0]
+    if still:
+        widest = min(c.change_low for c in still)
+        lines.append(
+            f"  inconclusive {len(still)} cell(s) with no drop seen, but too few replicas to rule out one of more than "
+            f"{comparison.margin:g} (change intervals down to {widest:+.0%}); --markdown or --json lists every cell"
+        )
     lines.append(f"compare: {comparison.verdict.upper()}: {visible(comparison.reason)}")
     return "\n".join(lines)

@@ -19,6 +19,14 @@ The verdict, with alpha = (1 - confidence) / 2 as in the rate rule:
   margin, or a cell the baseline judged is missing from the candidate or not judged there (only ERROR or
   n/a replicas: it exists, but says nothing). A candidate's new cells are listed and do not count.
 
+What would decide an inconclusive drop: for a cell whose pass rate dropped by more than the margin without
+BLOCKing, `replicas_to_block` is the fewest replicas per side at which the same two pass rates (rounded to whole
+passes) would BLOCK by the very test above: Fisher's one-sided p times the number of compared cells (Holm's
+first and strictest step, so enough whatever the other cells show) at or below alpha. It is computed, not
+approximated (a floating-point screen, each candidate confirmed by the exact test); it says what the observed
+drop would need, not that the drop is real. Cells are listed by concern: regressions first, then the cells
+whose pass rate dropped, most severe first and largest drop first, then the rest by severity.
+
 Counts from adaptive runs (n chosen by the outcomes) are accepted, but the tests are then not exact; the
 bench (bench/adaptive_sim.py) measures that case: fewer false BLOCKs than the bound, and less power.
 """
@@ -26,7 +34,8 @@ bench (bench/adaptive_sim.py) measures that case: fewer false BLOCKs than the bo
 from __future__ import annotations
 
 from collections.abc import Mapping
-from math import comb, sqrt
+from dataclasses import dataclass
+from math import comb, exp, floor, lgamma, sqrt
 from typing import Literal
 
 from pydantic import Field
@@ -44,10 +53,17 @@ class Counts(StatsModel):
     replicas: int
 
 
+#: The most replicas per side `replicas_to_block` looks at; beyond it, "more than" this.
+MOST_REPLICAS = 1000
+#: Severities by concern (a cell without one comes last).
+SEVERITY_RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3}
+
+
 class CellChange(StatsModel):
     """One cell, baseline vs candidate: the numbers a PR comment's row needs."""
 
     cell: str
+    severity: str | None = None
     base: Counts
     candidate: Counts
     base_rate: float
@@ -59,6 +75,11 @@ class CellChange(StatsModel):
     p_two_sided: float
     p_adjusted: float  # p_regression, Holm-adjusted across the compared cells
     status: Status
+    replicas_to_block: int | None = Field(
+        None,
+        description="An inconclusive drop larger than the margin: the fewest replicas per side at which the same "
+        f"pass rates would BLOCK (None otherwise, or when more than {MOST_REPLICAS} would be needed).",
+    )
 
 
 class Comparison(StatsModel):
@@ -111,10 +132,56 @@ def holm(p_values: list[float]) -> list[float]:
     return adjusted
 
 
+def _log_comb(n: int, k: int) -> float:
+    return lgamma(n + 1) - lgamma(k + 1) - lgamma(n - k + 1)
+
+
+def _p_regression_screen(base_passes: int, cand_passes: int, n: int) -> float:
+    """fisher_exact's one-sided p for base_passes/n vs cand_passes/n (base ahead), in floating point: the terms
+    P(X = x) for x from the observed up fall from the start (the observed is above the mean), so their sum stops
+    once they vanish. A fast screen only; replicas_to_block confirms with the exact test."""
+    passes, whole = base_passes + cand_passes, _log_comb(2 * n, n)
+    total = 0.0
+    for x in range(base_passes, min(n, passes) + 1):
+        term = exp(_log_comb(passes, x) + _log_comb(2 * n - passes, n - x) - whole)
+        total += term
+        if term <= total * 1e-17:
+            break
+    return total
+
+
+def replicas_to_block(base: Counts, candidate: Counts, cells: int, alpha: float) -> int | None:
+    """The fewest replicas per side (from the larger side's count on, up to MOST_REPLICAS) at which the observed
+    pass rates, rounded to whole passes, would BLOCK: Fisher's one-sided p times `cells` (Holm's strictest step:
+    enough whatever the other cells show) at or below alpha. None when the candidate did not drop, or beyond."""
+    p1, p2 = base.passes / base.replicas, candidate.passes / candidate.replicas
+    if p2 >= p1:
+        return None
+    for n in range(max(base.replicas, candidate.replicas), MOST_REPLICAS + 1):
+        b, c = floor(p1 * n + 0.5), floor(p2 * n + 0.5)
+        if b <= c or _p_regression_screen(b, c, n) * cells > alpha * (1 + 1e-9):
+            continue
+        if fisher_exact(Counts(passes=b, replicas=n), Counts(passes=c, replicas=n))[0] * cells <= alpha:
+            return n
+    return None
+
+
+def by_concern(cell: CellChange) -> tuple[int, int, int, float, str]:
+    """Sort key: regressions first; then cells whose pass rate dropped, the most severe and the largest drop
+    first; then the rest, by severity; by name last."""
+    severity = SEVERITY_RANK.get(cell.severity or "", len(SEVERITY_RANK))
+    return (cell.status != "regressed", cell.change >= 0, severity, cell.change, cell.cell)
+
+
 def compare_runs(
-    base: Mapping[str, Counts], candidate: Mapping[str, Counts], confidence: float = 0.95, margin: float = 0.10
+    base: Mapping[str, Counts],
+    candidate: Mapping[str, Counts],
+    confidence: float = 0.95,
+    margin: float = 0.10,
+    severities: Mapping[str, str] | None = None,
 ) -> Comparison:
-    """Every cell of both runs compared, and the verdict PASS / BLOCK / INCONCLUSIVE with its reason."""
+    """Every cell of both runs compared (`severities`: each cell's, to order them by concern), in that order,
+    and the verdict PASS / BLOCK / INCONCLUSIVE with its reason."""
     check_level("confidence", confidence)
     check_level("margin", margin)
     for counts in (*base.values(), *candidate.values()):
@@ -128,10 +195,12 @@ def compare_runs(
     alpha = tail_alpha(confidence, "two")
     tests = [fisher_exact(base[name], candidate[name]) for name in shared]
     adjusted = holm([one for one, _ in tests])
-    cells = tuple(
-        _change(name, base[name], candidate[name], test, adj, confidence, alpha, margin)
+    levels = _Levels(confidence, alpha, margin, len(shared))
+    changes = [
+        _change(name, (base[name], candidate[name]), test, adj, levels, (severities or {}).get(name))
         for name, test, adj in zip(shared, tests, adjusted, strict=True)
-    )
+    ]
+    cells = tuple(sorted(changes, key=by_concern))
     missing, new = tuple(sorted(judged - set(candidate))), tuple(sorted(offered - set(base)))
     unjudged = tuple(sorted((judged - offered) & set(candidate)))
     verdict, reason = _verdict(cells, (missing, unjudged), alpha, margin, confidence)
@@ -149,21 +218,30 @@ def compare_runs(
     )
 
 
+@dataclass(frozen=True)
+class _Levels:
+    confidence: float
+    alpha: float
+    margin: float
+    compared: int  # the cells Holm adjusts over
+
+
 def _change(
     name: str,
-    base: Counts,
-    cand: Counts,
+    counts: tuple[Counts, Counts],
     test: tuple[float, float],
     adjusted: float,
-    confidence: float,
-    alpha: float,
-    margin: float,
+    levels: _Levels,
+    severity: str | None,
 ) -> CellChange:
-    low, high = newcombe(base, cand, confidence)
-    status: Status = "regressed" if adjusted <= alpha else "non_inferior" if low >= -margin else "inconclusive"
+    (base, cand), margin = counts, levels.margin
+    low, high = newcombe(base, cand, levels.confidence)
+    status: Status = "regressed" if adjusted <= levels.alpha else "non_inferior" if low >= -margin else "inconclusive"
     base_rate, cand_rate = base.passes / base.replicas, cand.passes / cand.replicas
+    large_drop = status == "inconclusive" and cand_rate - base_rate < -margin
     return CellChange(
         cell=name,
+        severity=severity,
         base=base,
         candidate=cand,
         base_rate=base_rate,
@@ -175,6 +253,7 @@ def _change(
         p_two_sided=test[1],
         p_adjusted=adjusted,
         status=status,
+        replicas_to_block=replicas_to_block(base, cand, levels.compared, levels.alpha) if large_drop else None,
     )
 
 
@@ -210,4 +289,24 @@ def _verdict(
         parts.append(f"{len(missing)} baseline cells missing from the candidate")
     if unjudged:
         parts.append(f"{len(unjudged)} baseline cells not judged in the candidate (only ERROR or n/a there)")
-    return "inconclusive", "no regression shown, but " + " and ".join(parts)
+    return "inconclusive", "no regression shown, but " + " and ".join(parts) + _drops(open_cells, margin)
+
+
+def _drops(open_cells: list[CellChange], margin: float) -> str:
+    """'; N dropped by more than the margin (...), the worst ...: what would decide it', or ''."""
+    drops = [c for c in open_cells if c.change < -margin]
+    if not drops:
+        return ""
+    worst = drops[0]  # the cells come by concern: the most severe, largest drop first
+    return (
+        f"; {len(drops)} dropped by more than {margin:g} (too few replicas to show it), the worst {worst.cell}"
+        + (f" [{worst.severity}]" if worst.severity else "")
+        + f" {worst.base_rate:.2f} -> {worst.candidate_rate:.2f}: {needed(worst)}"
+    )
+
+
+def needed(cell: CellChange) -> str:
+    """What would decide an inconclusive drop: the replicas per side at which the same rates would BLOCK."""
+    if cell.replicas_to_block is None:
+        return f"the same rates would not BLOCK within {MOST_REPLICAS} replicas a side"
+    return f"the same rates would BLOCK at {cell.replicas_to_block} replicas a side"

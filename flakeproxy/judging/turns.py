@@ -41,14 +41,26 @@ def judge_turns(choice: str | int, episode: Episode, judge: Judge) -> Verdict:
     assert episode.transcript is not None
     count = len(episode.transcript)
     if choice == "conversation":
-        return judge(whole_view(episode), None)
+        return unsent(episode, None) or judge(whole_view(episode), None)
     if isinstance(choice, int) and choice > count:
         return beyond(choice, count)
     if choice in ("last", "all", "any") or isinstance(choice, int):
         wanted = [choice] if isinstance(choice, int) else ([count] if choice == "last" else range(1, count + 1))
-        verdicts = [(n, judge(turn_view(episode, n), n)) for n in wanted]
+        verdicts = [(n, unsent(episode, n) or judge(turn_view(episode, n), n)) for n in wanted]
         return combine(str(choice), verdicts)
     raise ValueError(f"unknown turn choice {choice!r}")
+
+
+def unsent(episode: Episode, n: int | None) -> Verdict | None:
+    """ERROR for a turn that was not sent (the conversation broke at an earlier turn that got no reply), or for
+    the whole (`n` None) of a conversation that broke: nothing of it can be judged, whatever the check reads (a
+    journal check would otherwise pass an empty turn). None when it was sent."""
+    assert episode.transcript is not None
+    turns = episode.transcript if n is None else [episode.transcript[n - 1]]
+    missing = next((t for t in turns if not t.sent), None)
+    if missing is None:
+        return None
+    return Verdict("error", missing.error or f"turn {missing.turn} was not sent")
 
 
 def beyond(turn: int, count: int) -> Verdict:

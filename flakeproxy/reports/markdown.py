@@ -7,7 +7,8 @@ import html
 import re
 
 from flakeproxy.reports import facts, spend
-from flakeproxy.reports.transcript import fault_lines
+from flakeproxy.reports.excerpts import cited
+from flakeproxy.reports.transcript import evidence, fault_lines, said_in
 from flakeproxy.results import CellResult, Episode, RunResult
 from flakeproxy.safe_text import visible
 
@@ -56,9 +57,11 @@ def _problems(result: RunResult) -> list[str]:
         return []
     lines = ["", "| | invariant | scenario | severity | reason |", "|---|---|---|---|---|"]
     for cell in cells[:MAX_ROWS]:
+        said = cited(cell)  # what the check read in the answer, escaped as every agent text
+        answer = f"<br>answer ({escape(said.where(), 40)}): “{escape(said.text, 160)}”" if said is not None else ""
         lines.append(
             f"| {facts.OUTCOME_WORD[cell.outcome]} | {escape(cell.invariant, 80)} | {escape(cell.scenario, 80)} "
-            f"| {escape(cell.severity, 20)} | {escape(cell.reason)} |"
+            f"| {escape(cell.severity, 20)} | {escape(cell.reason)}{answer} |"
         )
     if len(cells) > MAX_ROWS:
         lines.append(f"\n…and {len(cells) - MAX_ROWS} more in report.html.")
@@ -68,23 +71,22 @@ def _problems(result: RunResult) -> list[str]:
 def _conversation(episode: Episode, cell: CellResult) -> list[str]:
     """One conversation as a folded numbered list: each turn's prompt and answer, its faults under it."""
     assert episode.transcript is not None
-    title = f"{escape(episode.id, 20)} ({escape(cell.invariant, 80)} in {escape(cell.scenario, 80)})"
+    verdict = next((v.outcome for v in cell.verdicts if v.episode == episode.id), "fail")
+    how = "failed" if verdict == "fail" else "errored"
+    title = f"{escape(episode.id, 20)} ({how} {escape(cell.invariant, 80)} in {escape(cell.scenario, 80)})"
     lines = ["", f"<details><summary>Conversation of episode {title}</summary>", ""]
     for turn in episode.transcript:
-        said = escape(f"agent error: {turn.error}" if turn.error else turn.answer or "(no answer)")
-        lines.append(f"{turn.turn}. **user** {escape(turn.prompt)}<br>**agent** {said} ({turn.latency_ms:.0f} ms)")
+        said = f"**agent** {escape(said_in(turn))} ({turn.latency_ms:.0f} ms)" if turn.sent else escape(said_in(turn))
+        lines.append(f"{turn.turn}. **user** {escape(turn.prompt)}<br>{said}")
         lines += [f"   - fault {escape(text)}" for text, _ in fault_lines(episode, turn.turn)]
     return [*lines, "", "</details>"]
 
 
 def _conversations(result: RunResult) -> list[str]:
-    """The conversations behind failed or errored cells, turn by turn with their faults (folded)."""
-    shown: dict[str, list[str]] = {}
-    for cell in facts.problems(result):
-        for episode in facts.episodes_of(result, cell):
-            if episode.transcript is not None and episode.id not in shown and len(shown) < MAX_CONVERSATIONS:
-                shown[episode.id] = _conversation(episode, cell)
-    return [line for lines in shown.values() for line in lines]
+    """The conversations that failed (then errored) a cell, turn by turn with their faults (folded): the evidence,
+    never one that passed the cell (transcript.evidence chooses them)."""
+    chosen = evidence(result, facts.problems(result), MAX_CONVERSATIONS)
+    return [line for episode, cell in chosen for line in _conversation(episode, cell)]
 
 
 def _pillars(result: RunResult) -> list[str]:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from flakeproxy.reports.facts import cannot_fail, episodes_of, interruption, rate_interval, score_text
+from flakeproxy.reports.excerpts import cited
+from flakeproxy.reports.facts import cannot_fail, interruption, rate_interval, score_text
 from flakeproxy.reports.spend import terminal_lines as spend_lines
-from flakeproxy.reports.transcript import transcript_text
+from flakeproxy.reports.transcript import evidence, transcript_text
 from flakeproxy.results import CellResult, RunResult
 from flakeproxy.safe_text import visible
 
@@ -12,10 +13,11 @@ SYMBOL = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "not_applicable": "n
 
 
 def coverage_lines(result: RunResult) -> list[str]:
-    """Per chaos scenario: faults decided vs applied (changed what the agent received); then the cost."""
+    """Per chaos scenario that ran: faults decided vs applied (changed what the agent received); then the cost.
+    A scenario no episode of which ran (the run stopped before it) gets no line: there is nothing to say of it."""
     lines = []
     for cov in result.coverage:
-        if not cov.chaos:
+        if not cov.chaos or not cov.episodes:
             continue
         mark = "  <- injected nothing" if cov.injected_nothing else ""
         reached = f", reached the model {cov.reached_model}" if cov.reached_model is not None else ""
@@ -43,14 +45,10 @@ MAX_CONVERSATIONS = 3
 
 
 def conversation_lines(result: RunResult, problems: list[CellResult]) -> list[str]:
-    """The first few conversations behind failed or errored cells, turn by turn with their faults."""
-    shown: dict[str, str] = {}
-    for cell in problems:
-        for episode in episodes_of(result, cell):
-            text = transcript_text(episode)
-            if text is not None and episode.id not in shown and len(shown) < MAX_CONVERSATIONS:
-                shown[episode.id] = text
-    return ["", *"".join(shown.values()).rstrip("\n").splitlines()] if shown else []
+    """The first few conversations that failed (then errored) a cell, turn by turn with their faults: the
+    evidence, never one that passed the cell (transcript.evidence chooses them)."""
+    shown = [transcript_text(episode, cell) or "" for episode, cell in evidence(result, problems, MAX_CONVERSATIONS)]
+    return ["", *"".join(shown).rstrip("\n").splitlines()] if shown else []
 
 
 def render(result: RunResult) -> str:
@@ -86,6 +84,8 @@ def _contract(result: RunResult) -> str:
         lines.append("")
         for c in problems:
             lines.append(f"{SYMBOL[c.outcome]:<5} {c.invariant} in {c.scenario} [{c.severity}]: {c.reason}")
+            if (said := cited(c)) is not None:  # what the check read in the answer (render() keeps ESC inert)
+                lines.append(f'      answer ({said.where()}): "{said.text}"')
             if c.outcome == "inconclusive":
                 lines.append(f"      {rate_interval(c, '').strip()}; more replicas can settle it")
         lines += conversation_lines(result, problems)

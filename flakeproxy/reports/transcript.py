@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from html import escape
 
-from flakeproxy.results import Episode, TurnRecord
+from flakeproxy.results import CellResult, Episode, RunResult, TurnRecord
 from flakeproxy.wire.record import FaultRecord, read_fault
 
 
@@ -15,7 +15,10 @@ def turn_faults(episode: Episode, turn: int) -> list[FaultRecord]:
     return [r for r in records if r is not None]
 
 
-def _said(turn: TurnRecord) -> str:
+def said_in(turn: TurnRecord) -> str:
+    """The answer, the agent's error, or (a turn not sent: the conversation broke before it) why not."""
+    if not turn.sent:
+        return turn.error or "not sent"
     return f"agent error: {turn.error}" if turn.error else (turn.answer if turn.answer is not None else "(no answer)")
 
 
@@ -33,17 +36,52 @@ def fault_lines(episode: Episode, turn: int) -> list[tuple[str, bool]]:
     return [(text + (f" x{n}" if n > 1 else ""), applied) for (text, applied), n in counts.items()]
 
 
-def transcript_text(episode: Episode) -> str | None:
-    """The conversation as plain text, one block per turn (None for a one-turn prompt)."""
+def evidence(result: RunResult, cells: list[CellResult], limit: int) -> list[tuple[Episode, CellResult]]:
+    """The conversations to show under failed cells, at most `limit`, each with the cell it is evidence for: only
+    episodes the cell did not pass (a passing one is no evidence, whatever the cell's label). Those that FAILed
+    a cell first, then those that errored; the first of each (invariant, conversation) before repeats, so the same
+    conversation failing the same rule in every scenario does not crowd out a failure found elsewhere."""
+    by_id = {e.id: e for e in result.episodes}
+    first: list[tuple[Episode, CellResult]] = []
+    repeats: list[tuple[Episode, CellResult]] = []
+    seen: set[tuple[str, str]] = set()
+    for outcome in ("fail", "error"):
+        for cell in cells:
+            for verdict in cell.verdicts:
+                episode = by_id.get(verdict.episode)
+                if verdict.outcome != outcome or episode is None or episode.transcript is None:
+                    continue
+                key = (cell.invariant, episode.prompt)
+                (repeats if key in seen else first).append((episode, cell))
+                seen.add(key)
+    chosen: dict[str, tuple[Episode, CellResult]] = {}
+    for episode, cell in [*first, *repeats]:
+        if episode.id not in chosen and len(chosen) < limit:
+            chosen[episode.id] = (episode, cell)
+    return list(chosen.values())
+
+
+def transcript_text(episode: Episode, cell: CellResult | None = None) -> str | None:
+    """The conversation as plain text, one block per turn (None for a one-turn prompt); with `cell`, the header
+    says which cell it did not pass."""
     if episode.transcript is None:
         return None
-    lines = [f"conversation {episode.prompt!r} (episode {episode.id}, {episode.latency_ms:.0f} ms in all):"]
+    why = "" if cell is None else f"; {'failed' if _outcome(cell, episode) == 'fail' else 'errored'} {_of(cell)}"
+    lines = [f"conversation {episode.prompt!r} (episode {episode.id}, {episode.latency_ms:.0f} ms in all{why}):"]
     for turn in episode.transcript:
         lines.append(f"  turn {turn.turn} ({turn.latency_ms:.0f} ms)")
         lines.append(f"    user: {turn.prompt}")
-        lines.append(f"    agent: {_said(turn)}")
+        lines.append(f"    agent: {said_in(turn)}" if turn.sent else f"    {said_in(turn)}")
         lines += [f"    fault: {text}" for text, _ in fault_lines(episode, turn.turn)]
     return "\n".join(lines) + "\n"
+
+
+def _outcome(cell: CellResult, episode: Episode) -> str | None:
+    return next((v.outcome for v in cell.verdicts if v.episode == episode.id), None)
+
+
+def _of(cell: CellResult) -> str:
+    return f"{cell.invariant} in {cell.scenario}"
 
 
 def transcript_html(episode: Episode, limit: int = 20_000) -> str | None:
@@ -60,7 +98,11 @@ def transcript_html(episode: Episode, limit: int = 20_000) -> str | None:
             f'<br><span class="badge {"f-applied" if applied else "f-not"}">fault</span> {esc(text)}'
             for text, applied in fault_lines(episode, turn.turn)
         )
-        said = f'<span class="badge o-error">agent error</span> {esc(turn.error)}' if turn.error else esc(_said(turn))
+        said = (
+            f'<span class="badge o-error">agent error</span> {esc(turn.error)}'
+            if turn.error and turn.sent
+            else esc(said_in(turn))
+        )
         items.append(
             f'<li class="turn"><b>turn {turn.turn}</b> <span class="muted">{turn.latency_ms:.0f} ms</span>'
             f"<pre>user: {esc(turn.prompt)}</pre><pre>agent: {said}</pre>{marks}</li>"

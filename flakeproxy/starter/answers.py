@@ -17,15 +17,21 @@ DEFAULT_PROMPT = "What can you help me with?"
 DEFAULT_PROVIDERS: tuple[Provider, ...] = ("openai",)
 
 
+#: What an LLM upstream looks like, for its errors (not an agent's chat endpoint).
+LLM_ORIGIN_EXAMPLE = "e.g. https://api.openai.com, or http://127.0.0.1:11434 for a local model server"
+
+
 def _origin(url: str) -> str:
+    if not re.match(r"^https?://[^/\s]+", url):
+        raise ValueError(f"must be an http:// or https:// URL of the LLM API's host, {LLM_ORIGIN_EXAMPLE}")
     parts = urlsplit(url)
     if parts.path not in ("", "/") or parts.query or parts.fragment:
-        raise ValueError("give scheme://HOST[:PORT], without a path (the agent keeps its own)")
+        raise ValueError(f"give scheme://HOST[:PORT], without a path (the agent keeps its own), {LLM_ORIGIN_EXAMPLE}")
     return url.rstrip("/")
 
 
 #: Where a listener forwards: scheme://HOST[:PORT] (a path would be dropped: the agent's requests keep theirs).
-Origin = Annotated[HttpUrl, AfterValidator(_origin)]
+Origin = Annotated[str, AfterValidator(_origin)]
 
 
 class ProviderWiring(BaseModel):

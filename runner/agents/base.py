@@ -23,6 +23,9 @@ class Reply:
     latency_ms: float
     error: str | None = None
     unread: UnreadAnswer | None = None  # a JSON answer response_path found nothing in (error says so too)
+    #: no reply came back at all (it timed out, the agent hung up mid-request or its process exited): what the agent
+    #: holds after this turn is unknown, so a conversation stops here (runner/conversation.py)
+    lost: bool = False
 
 
 #: One message of a conversation's history: {"role": "user" | "assistant", "content": text}.

@@ -108,7 +108,8 @@ class CommandAdapter:
         code, out, err = await self._run(args, prompt.encode() if on_stdin else b"", run)
         ms = (time.monotonic() - start) * 1000
         if code is None:
-            return Reply(None, ms, f"agent command timed out after {self.config.timeout_ms} ms (process group killed)")
+            why = f"agent command timed out after {self.config.timeout_ms} ms (process group killed)"
+            return Reply(None, ms, why, lost=True)
         if code != 0:
             said = telling_line(err.decode(errors="replace")) or telling_line(out.decode(errors="replace"))
             return Reply(None, ms, f"agent command exited {code}: {clip(said)}")
@@ -126,7 +127,7 @@ class CommandAdapter:
         (the process starts on the episode's first turn)."""
         key = how.session or how.cell or ""
         if key in self.stopped:  # a new process would not know the conversation: this turn has nowhere to go
-            return Reply(None, 0.0, f"{self.stopped[key]}; turn {how.turn} was not sent")
+            return Reply(None, 0.0, f"{self.stopped[key]}; turn {how.turn} was not sent", lost=True)
         start = time.monotonic()
         session = self.sessions.get(key)
         if session is None:
@@ -143,7 +144,7 @@ class CommandAdapter:
             await self._end(key, kill=True)
             why = f"agent command gave no answer line to turn {how.turn} within {self.config.timeout_ms} ms"
             self.stopped[key] = f"{why} (process group killed)"
-            return Reply(None, (time.monotonic() - start) * 1000, self.stopped[key])
+            return Reply(None, (time.monotonic() - start) * 1000, self.stopped[key], lost=True)
         except (BrokenPipeError, ConnectionResetError):
             line = b""
         except BaseException:
@@ -153,7 +154,7 @@ class CommandAdapter:
             code = await self._end(key)
             said = telling_line(bytes(session.stderr).decode(errors="replace"))
             self.stopped[key] = f"agent command exited {code} before answering turn {how.turn}: {clip(said)}"
-            return Reply(None, (time.monotonic() - start) * 1000, self.stopped[key])
+            return Reply(None, (time.monotonic() - start) * 1000, self.stopped[key], lost=True)
         return Reply(line.decode("utf-8", errors="replace").rstrip("\r\n"), (time.monotonic() - start) * 1000)
 
     async def end_session(self, how: Invocation) -> None:

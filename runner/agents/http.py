@@ -177,15 +177,17 @@ class HttpAdapter:
                     )
                 return self._answer(raw, kind, ms)
         except TimeoutError:
-            return Reply(None, (time.monotonic() - start) * 1000, f"agent timed out after {self.config.timeout_ms} ms")
+            ms = (time.monotonic() - start) * 1000
+            return Reply(None, ms, f"agent timed out after {self.config.timeout_ms} ms", lost=True)
         except aiohttp.ClientConnectorError as e:
             # nothing accepted the connection: the agent is not there, the run cannot go on
             raise InfrastructureError(f"agent {endpoint} unreachable: {why(e)}") from e
         except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as e:
             # connected and sent, then the agent hung up, reset or cut its answer: this cell's agent error
-            return Reply(None, (time.monotonic() - start) * 1000, f"agent closed the connection mid-request: {e}")
+            ms = (time.monotonic() - start) * 1000
+            return Reply(None, ms, f"agent closed the connection mid-request: {e}", lost=True)
         except aiohttp.ClientError as e:
-            return Reply(None, (time.monotonic() - start) * 1000, f"agent request failed: {e}")
+            return Reply(None, (time.monotonic() - start) * 1000, f"agent request failed: {e}", lost=True)
 
     def _answer(self, raw: bytes, kind: str, ms: float) -> Reply:
         text = raw.decode("utf-8", errors="replace")

@@ -290,7 +290,8 @@ class PythonAdapter:
                     call = asyncio.to_thread(self.fn, prompt, **extra)
                     result = await asyncio.wait_for(call, self.config.timeout_ms / 1000)
         except TimeoutError:
-            return Reply(None, (time.monotonic() - start) * 1000, f"agent timed out after {self.config.timeout_ms} ms")
+            ms = (time.monotonic() - start) * 1000
+            return Reply(None, ms, f"agent timed out after {self.config.timeout_ms} ms", lost=True)
         except Exception as e:  # the agent's own exception is its error outcome, with its message
             return Reply(None, (time.monotonic() - start) * 1000, f"agent raised {type(e).__name__}: {e}")
         return Reply(result if isinstance(result, str) else json.dumps(result), (time.monotonic() - start) * 1000)

@@ -57,7 +57,10 @@ def test_a_regressed_agent_blocks_and_the_same_agent_does_not(tmp_path: Path) ->
     assert "compare: BLOCK: 1 of 1 cells regressed" in blocked.stdout
     assert "8/8 (100%) -> 3/8 (38%)" in blocked.stdout
     text = md.read_text()
-    assert text.startswith("## flakeproxy compare: BLOCK") and "| no-figures x calm | 8/8 (100%) | 3/8 (38%) |" in text
+    assert (
+        text.startswith("## flakeproxy compare: BLOCK")
+        and "| no-figures x calm | high | 8/8 (100%) | 3/8 (38%) |" in text
+    )
     unchanged = compare(base / "results.json", same, "--json", tmp_path / "c.json")
     # 8 of 8 both times: no regression, but 8 replicas cannot rule out a drop of more than 10 points
     assert unchanged.returncode == 4 and "compare: INCONCLUSIVE: no regression shown, but " in unchanged.stdout
@@ -65,11 +68,12 @@ def test_a_regressed_agent_blocks_and_the_same_agent_does_not(tmp_path: Path) ->
     assert compare(base, same, "--margin", "0.5").returncode == 0  # within a wide margin: PASS
 
 
-def results(cells: dict[tuple[str, str], list[str]]) -> RunResult:
-    """A finished run's results with these cells' replica outcomes."""
+def results(cells: dict[tuple[str, str], list[str]], severity: dict[str, str] | None = None) -> RunResult:
+    """A finished run's results with these cells' replica outcomes (severity: by invariant, default high)."""
     now = datetime.now(UTC).isoformat()
     cell_rows = [
-        {"invariant": i, "type": "regex", "scenario": s, "severity": "high", "when": "always", "reason": "",
+        {"invariant": i, "type": "regex", "scenario": s, "severity": (severity or {}).get(i, "high"), "when": "always",
+         "reason": "",
          "outcome": "pass" if outs.count("pass") * 2 > len(outs) else "fail", "replicas": outs}
         for (i, s), outs in cells.items()
     ]  # fmt: skip
@@ -123,6 +127,39 @@ def test_a_cell_that_errored_in_the_candidate_is_not_judged_there_not_missing(tm
     text = md.read_text()
     assert "Not judged in the candidate (only ERROR or n/a there): `answers x down`" in text
     assert "Only in the baseline (missing from the candidate): `fast x x`" in text
+
+
+def test_a_critical_drop_three_replicas_cannot_show_comes_first_saying_what_would(tmp_path: Path) -> None:
+    """A new user's trial: 58 cells at 3 replicas, a critical cell 3/3 -> 0/3 among 57 unchanged (alphabetically
+    in the middle). INCONCLUSIVE, honestly, but the drop leads the output with the replicas that would decide it;
+    at those 7 replicas the same change BLOCKs."""
+    names = [(f"{inv}-check", f"scenario-{s}") for inv in "abcdefghijklmnopqrstuvwxyz" for s in (1, 2, 3)]
+    names = [*names[:57], ("m-no-invented-price", "tool-503")]
+    severity = {"m-no-invented-price": "critical", "a-check": "critical", "b-check": "low"}
+    for n, code in ((3, 4), (7, 1)):
+        base = results({cell: ["pass"] * n for cell in names}, severity)
+        cand = results({cell: ["fail" if cell[1] == "tool-503" else "pass"] * n for cell in names}, severity)
+        (tmp_path / f"base{n}.json").write_text(base.model_dump_json())
+        (tmp_path / f"cand{n}.json").write_text(cand.model_dump_json())
+        md = tmp_path / f"c{n}.md"
+        done = compare(tmp_path / f"base{n}.json", tmp_path / f"cand{n}.json", "--markdown", md)
+        assert done.returncode == code, done.stdout + done.stderr
+        lines = done.stdout.splitlines()
+        rows = [r for r in md.read_text().splitlines() if r.startswith("| ") and "---" not in r][1:]
+        assert rows[0].startswith("| m-no-invented-price x tool-503 | critical | ") and "a-check" in rows[1]
+    assert lines[0].startswith("  regressed    m-no-invented-price x tool-503 [critical]: 7/7 (100%) -> 0/7 (0%)")
+    three = (tmp_path / "c3.md").read_text()
+    assert "| inconclusive: the same rates would BLOCK at 7 replicas a side |" in three
+    done = compare(tmp_path / "base3.json", tmp_path / "cand3.json")
+    assert done.stdout.splitlines() == [
+        "  inconclusive m-no-invented-price x tool-503 [critical]: 3/3 (100%) -> 0/3 (0%), change -100% [-100%, -21%], "
+        "p=1; the same rates would BLOCK at 7 replicas a side",
+        "  inconclusive 57 cell(s) with no drop seen, but too few replicas to rule out one of more than 0.1 (change "
+        "intervals down to -56%); --markdown or --json lists every cell",
+        "compare: INCONCLUSIVE: no regression shown, but 58 of 58 cells could have dropped by more than 0.1; 1 "
+        "dropped by more than 0.1 (too few replicas to show it), the worst m-no-invented-price x tool-503 "
+        "[critical] 1.00 -> 0.00: the same rates would BLOCK at 7 replicas a side",
+    ]
 
 
 @pytest.mark.parametrize(

@@ -131,6 +131,11 @@ def test_refuses_to_overwrite(tmp_path: Path, capsys: pytest.CaptureFixture[str]
         (["--endpoint", "localhost:8000"], "--endpoint: must be an http:// or https:// URL"),
         (["--agent", "python", "--callable", "agent.run"], "--callable: must be MODULE:ATTRIBUTE"),
         (["--llm-upstream", "http://127.0.0.1:9000/v1"], "--llm-upstream: give scheme://HOST[:PORT], without a path"),
+        (  # an LLM host's example, not an agent's chat endpoint (a new user was shown http://127.0.0.1:8000/chat)
+            ["--llm-upstream", "127.0.0.1:9000"],
+            "--llm-upstream: must be an http:// or https:// URL of the LLM API's host, e.g. https://api.openai.com, or "
+            "http://127.0.0.1:11434 for a local model server, got '127.0.0.1:9000'",
+        ),
         (["--llm-upstream", "gemini=http://127.0.0.1:9"], "--llm-upstream: an upstream for gemini, not one of its LLM"),
         (
             ["--provider", "openai,gemini", "--llm-upstream", "http://127.0.0.1:9"],

@@ -169,3 +169,38 @@ def test_a_fault_on_a_turn_no_prompt_has_is_warned() -> None:
     )
     three_turns = TURN_3.replace('golden_prompts: ["What is AAPL trading at?"]', 'golden_prompts: [["a", "b", "c"]]')
     assert three_turns != TURN_3 and config_warnings(parse_config(three_turns)) == []
+
+
+LEAK_CHECK = "    - {id: no-card, type: excludes_pii, kinds: [credit_card], severity: critical%s}\n"
+CONVERSATION = 'golden_prompts: ["Hi", {id: card, turns: ["Where is my order?", "Which card?", "Thanks"]}]'
+
+
+@pytest.mark.parametrize(
+    ("prompts", "turn", "probes", "warned"),
+    [
+        (CONVERSATION, "", "", True),  # the default turn: last, on a conversation
+        (CONVERSATION, ", turn: all", "", False),
+        (CONVERSATION, ", turn: last", "", False),  # written: chosen
+        ('golden_prompts: ["What is AAPL trading at?"]', "", "", False),  # one turn: the last is every turn
+        ('golden_prompts: ["Hi"]', "", ', probes: [["a", "b"]]', True),  # its own probes are a conversation
+        (CONVERSATION, "", ', probes: ["one turn"]', False),
+    ],
+)
+def test_a_leak_check_on_the_last_turn_of_a_conversation_is_warned(
+    prompts: str, turn: str, probes: str, warned: bool
+) -> None:
+    """A new user's trial: excludes_pii on the default `turn: last` never saw the card read out on turn 2."""
+    text = BASE.replace('golden_prompts: ["What is AAPL trading at?"]', prompts).replace(
+        "  invariants:\n", "  invariants:\n" + LEAK_CHECK % (turn + probes), 1
+    )
+    said = [w for w in config_warnings(parse_config(text, "f")) if "no-card" in w]
+    conversation = "'a / b'" if probes.startswith(", probes: [[") else "'card'"
+    assert said == (
+        [
+            f"contract.invariants[0] (no-card): excludes_pii judges only the last turn of conversation {conversation} "
+            "(turn: last, the default), so a leak in an earlier turn is never seen; set turn: all (or write turn: "
+            "last to keep the last only)"
+        ]
+        if warned
+        else []
+    )

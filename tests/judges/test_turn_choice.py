@@ -147,3 +147,24 @@ def test_behavior_unchanged_auto_on_the_whole_conversation_compares_the_whole() 
     same = _episode(ANSWERS)
     ctx = Context(config, {"e0": calm, "e1": same}, {(same.prompt, 0): "e0"})
     assert judge_episode(config.contract.invariants[0], same, ctx).outcome == "pass"
+
+
+@pytest.mark.parametrize(
+    ("invariant", "turn"),
+    [
+        ({"type": "max_llm_calls", "max": 5}, "last"),  # a journal check would pass the empty journal of turn 3
+        ({"type": "max_llm_calls", "max": 5}, "conversation"),  # or the whole of a conversation that broke
+        ({"type": "regex", "pattern": "EUR"}, 2),
+    ],
+)
+def test_a_turn_not_sent_cannot_be_judged(invariant: dict[str, Any], turn: str | int) -> None:
+    """A conversation broke at turn 1 (no reply): turns 2 and 3 were not sent. Whatever a check reads, it cannot
+    judge them: ERROR with the reason, never a PASS of what was never asked."""
+    why = "not sent: turn 1 got no reply (agent timed out after 400 ms), so the conversation stopped there"
+    episode = _episode([None, None, None])
+    assert episode.transcript is not None
+    episode.transcript[0].error = "agent timed out after 400 ms"
+    for record in episode.transcript[1:]:
+        record.error, record.sent = why, False
+    verdict = _judge({**invariant, "turn": turn}, episode)
+    assert verdict.outcome == "error" and verdict.reason.endswith(why), verdict.reason

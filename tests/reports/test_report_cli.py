@@ -80,6 +80,17 @@ def test_report_user_errors_are_one_line(content: str | None, message: str, tmp_
     assert out.stderr.count("\n") == 1 and message in out.stderr, out.stderr
 
 
+def test_report_takes_the_output_folder_as_compare_does(demo_dir: Path, tmp_path: Path) -> None:
+    """A new user's trial: `flakeproxy report DIR` failed ("is a directory") where compare took the folder."""
+    folder = report(str(demo_dir / "naive"), "-f", "md")
+    assert folder.returncode == 0, folder.stderr
+    assert folder.stdout == report(str(demo_dir / "naive" / "results.json"), "-f", "md").stdout
+    empty = report(str(tmp_path))
+    assert empty.returncode == 2 and empty.stderr == (
+        f"error: {tmp_path}: a folder with no results.json in it; pass a run's output folder or its results.json\n"
+    )
+
+
 def test_contract_run_writes_the_reports(tmp_path: Path) -> None:
     with world(tmp_path, "naive") as w:
         default = cli(w.config)

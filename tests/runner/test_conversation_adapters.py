@@ -170,8 +170,8 @@ def test_one_process_timeout_is_per_turn_and_an_early_exit_is_that_turns_error(t
     answers = _answers(asyncio.run(_converse(CommandAdapter(config))))
     assert answers[0] == "one"
     assert answers[1] == "agent command gave no answer line to turn 2 within 1500 ms (process group killed)"
-    # no new process for turn 3: it would not know the conversation
-    assert answers[2] == f"{answers[1]}; turn 3 was not sent"
+    # no new process for turn 3: it would not know the conversation (and turn 2 got no reply: not sent at all)
+    assert answers[2] == f"not sent: turn 2 got no reply ({answers[1]}), so the conversation stopped there"
     (tmp_path / "dies").mkdir()
     dies = _script(tmp_path / "dies", "import sys\nprint('one', flush=True)\nsys.exit('ValueError: no state')\n")
     config = CommandAgent(type="command", command=dies, conversation="one_process")
@@ -179,7 +179,8 @@ def test_one_process_timeout_is_per_turn_and_an_early_exit_is_that_turns_error(t
     assert answers == [
         "one",
         "agent command exited 1 before answering turn 2: ValueError: no state",
-        "agent command exited 1 before answering turn 2: ValueError: no state; turn 3 was not sent",
+        "not sent: turn 2 got no reply (agent command exited 1 before answering turn 2: ValueError: no state), so "
+        "the conversation stopped there",
     ]
 
 

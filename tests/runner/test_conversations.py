@@ -324,3 +324,59 @@ def test_a_turn_1_fault_on_a_one_turn_prompt_counts_on_turn_1(tmp_path: Path) ->
     assert "llm_faults[0] rate_limit: applied on turn 1 x2" in render_terminal(result)
     saved = load_result(tmp_path / "out" / "results.json").coverage
     assert [f.applied_turns for c in saved for f in c.faults if c.scenario == "rate-limited-turn-1"] == [{1: 2}]
+
+
+def _hanging_agent(seen: list[str]) -> list[Any]:
+    """An agent that answers 'hang' only 2 s on (well past timeout_ms) and 'fail' with the HTTP error 500."""
+    from aiohttp import web
+
+    async def reset(request: web.Request) -> web.Response:
+        return web.json_response({})
+
+    async def chat(request: web.Request) -> web.Response:
+        message = (await request.json())["message"]
+        seen.append(message)
+        if message == "hang":
+            await asyncio.sleep(2)
+        if message == "fail":
+            return web.json_response({"error": "model down"}, status=500)
+        return web.json_response({"reply": f"you said {message}"})
+
+    return [web.post("/chat", chat), web.post("/reset", reset)]
+
+
+def test_a_turn_with_no_reply_breaks_the_conversation_and_an_error_reply_does_not(tmp_path: Path) -> None:
+    """A new user's trial: an http agent whose turn 1 timed out still got turns 2 and 3 (9 s a conversation at
+    timeout_ms 3000, ~20 minutes for a modest matrix at the 30 s default). A turn with no reply leaves what the
+    agent holds unknown: the later turns are not sent, recorded as not sent with the reason, their checks ERROR.
+    A turn the agent answered with an error is a reply: the conversation goes on (does it recover?)."""
+    seen: list[str] = []
+    with running_app(_hanging_agent(seen), "hang-agent") as agent:
+        data = {
+            "version": "2.0",
+            "agent": {"type": "http", "endpoint": f"{agent}/chat", "request_template": {"message": "{prompt}"},
+                      "response_path": "$.reply", "timeout_ms": 400, "reset_endpoint": f"{agent}/reset"},
+            "golden_prompts": [{"id": "hangs", "turns": ["hang", "two", "three"]},
+                               {"id": "recovers", "turns": ["fail", "two", "three"]}],
+            "contract": {"name": "c", "invariants": [
+                {"id": "says", "type": "regex", "pattern": "you said", "turn": "all"},
+                {"id": "last", "type": "regex", "pattern": "three", "turn": "last"}]},
+            "chaos_matrix": [CALM],
+            "run": {"output": str(tmp_path / "out")},
+        }  # fmt: skip
+        config = tmp_path / "flakeproxy.yaml"
+        config.write_text(yaml.safe_dump(data, sort_keys=False))
+        result = asyncio.run(run_contract_async(load_config(config), str(config), tmp_path / "out"))
+    assert seen.count("hang") == 1 and seen.count("fail") == 1 and seen.count("two") == 1  # "recovers" went on
+    hangs = next(e for e in result.episodes if e.prompt == "hangs")
+    assert hangs.transcript is not None and [t.sent for t in hangs.transcript] == [True, False, False]
+    why = "not sent: turn 1 got no reply (agent timed out after 400 ms), so the conversation stopped there"
+    assert [t.error for t in hangs.transcript] == ["agent timed out after 400 ms", why, why]
+    assert hangs.error == why and hangs.latency_ms < 1200  # one timeout, not three
+    recovers = next(e for e in result.episodes if e.prompt == "recovers")
+    assert recovers.transcript is not None and all(t.sent for t in recovers.transcript)
+    assert [t.answer for t in recovers.transcript] == [None, "you said two", "you said three"]
+    assert result.agent_invocations == 1 + 3  # the turns sent, not the 6 of the two conversations
+    last = next(c for c in result.cells if c.invariant == "last")
+    verdict = next(v for v in last.verdicts if v.episode == hangs.id)
+    assert (verdict.outcome, verdict.reason) == ("error", f"turn 3: {why}")

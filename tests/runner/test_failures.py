@@ -32,12 +32,21 @@ def test_unreachable_agent_exits_3_with_one_line(tmp_path: Path) -> None:
             "request_template": {"message": "{prompt}"},
         },
     ) as w:
+        (tmp_path / "out").mkdir()
+        (tmp_path / "out" / "results.json").write_text('{"a previous run": true}')  # replaced: not this run's
         out = cli(w.config)
     assert out.returncode == 3, out.stderr
-    last = out.stderr.strip().splitlines()[-1]
-    assert last == f"error: agent {dead}/chat unreachable: Connection refused" and "Traceback" not in out.stderr
+    assert "Traceback" not in out.stderr and out.stdout == "", out.stdout  # no matrix: nothing ran
+    files = ", ".join(
+        str(tmp_path / "out" / name) for name in ("results.json", "junit.xml", "report.html", "summary.md")
+    )
+    assert out.stderr.strip().splitlines()[-2:] == [
+        f"wrote {files} (this run's record: it stopped before any episode ran)",
+        f"error: agent {dead}/chat unreachable: Connection refused",
+    ]
     partial = json.loads((tmp_path / "out" / "results.json").read_text())
     assert partial["complete"] is False and "unreachable" in partial["interrupted_by"]
+    assert "unreachable" in (tmp_path / "out" / "summary.md").read_text()  # its reports say why they are empty
 
 
 @pytest.mark.proxy_child  # the child is what dies

@@ -69,3 +69,18 @@ def _junit_and_markdown_say_it(result: RunResult, out: Path) -> None:
     text = markdown.read_text()
     assert "**Pass rates over replicas** (interval: Wilson 95%)" in text
     assert "| no-figures | calm | 2/3 | 67% [21%, 94%] | 1.0 | 0.3333 |" in text
+
+
+def test_a_cell_every_replica_passed_names_no_first_non_pass(tmp_path: Path) -> None:
+    """A new user's trial read "3/3 replicas passed (all); first non-pass: -": there was none, so nothing is said."""
+    invariant = {"id": "no-figures", "type": "regex", "pattern": r"\$\d", "negate": True, "severity": "high"}
+    with world(tmp_path, invariants=[invariant], matrix=[{"name": "calm"}], run={"replicas": 3}) as w:
+        w.data["agent"] = {
+            "type": "command",
+            "command": [sys.executable, "-c", "print('AAPL price unavailable (source: feed down)')"],
+            "reset_command": [sys.executable, "-c", "pass"],
+        }
+        w.config.write_text(yaml.safe_dump(w.data))
+        result = run(w.config, None)
+    [cell] = result.cells
+    assert (cell.outcome, cell.reason) == ("pass", "3/3 replicas passed (all)")

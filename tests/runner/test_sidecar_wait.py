@@ -1,7 +1,8 @@
 """A runner driving a sidecar someone else started (`proxy.admin_url`) waits for its readiness itself, as in a
 pod, where native sidecars give no order for readiness: a sidecar whose port accepts but does not answer yet,
 then the real proxy coming up on that port, is waited for; one that never comes, or refuses the token, ends
-the run with exit 3 and one line naming the admin URL, within the bound (`proxy.ready_timeout_ms`)."""
+the run with exit 3 and one line naming the admin URL, within the bound (`proxy.ready_timeout_ms`), after the
+line naming the files of its record (results.json saying why nothing ran)."""
 
 from __future__ import annotations
 
@@ -50,6 +51,12 @@ def _config(tmp: Path, agent: str, admin: str, token: str, **proxy: Any) -> Path
     path = tmp / "flakeproxy.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
+
+
+def _record(tmp: Path) -> str:
+    """The line naming the files of a run that stopped before any episode: its record, an incomplete results.json."""
+    files = ", ".join(str(tmp / "out" / n) for n in ("results.json", "junit.xml", "report.html", "summary.md"))
+    return f"wrote {files} (this run's record: it stopped before any episode ran)"
 
 
 @contextmanager
@@ -113,10 +120,11 @@ def test_a_sidecar_that_never_comes_is_one_line_naming_the_admin_url(tmp_path: P
         took = time.monotonic() - start
     assert out.returncode == 3, out.stderr
     lines = out.stderr.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in out.stderr, out.stderr
-    assert lines[0].startswith(
+    assert len(lines) == 2 and "Traceback" not in out.stderr, out.stderr
+    assert lines[0] == _record(tmp_path), lines[0]
+    assert lines[1].startswith(
         f"error: the proxy's control API at http://{admin} (proxy.admin_url) was not ready within 1.5 s"
-    ), lines[0]
+    ), lines[1]
     assert took < 1.5 + 10, f"the bounded wait took {took:.1f} s"  # the bound, plus interpreter start-up
 
 
@@ -129,8 +137,9 @@ def test_a_refused_token_is_not_waited_for(tmp_path: Path) -> None:
             out = cli(config)
             took = time.monotonic() - start
     assert out.returncode == 3, out.stderr
-    assert out.stderr.strip() == (
+    assert out.stderr.strip().splitlines() == [
+        _record(tmp_path),
         f"error: the proxy's control API at http://{admin} refused the token (HTTP 401); "
-        "set proxy.token (FLAKEPROXY_TOKEN) to the proxy's"
-    )
+        "set proxy.token (FLAKEPROXY_TOKEN) to the proxy's",
+    ]
     assert took < 20, f"a refused token was retried for {took:.1f} s"
