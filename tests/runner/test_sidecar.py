@@ -146,7 +146,10 @@ def wait_open(side: Sidecar, runner: subprocess.Popen[Any], seconds: float = 60)
 def test_a_run_stopped_mid_episode_leaves_the_sidecar_faulting_no_one(
     tmp_path: Path, sig: signal.Signals, code: int
 ) -> None:
-    with sidecar(tmp_path) as side, agent_app(agent_routes(f"http://{side.listener}", ANSWER, delay_s=30)) as agent:
+    with (
+        sidecar(tmp_path, matrix=DOWN) as side,
+        agent_app(agent_routes(f"http://{side.listener}", ANSWER, delay_s=30)) as agent,
+    ):
         assert side.quote() == 200, "before the run: the sidecar passes a quote"
         config = runner_config(tmp_path, side, agent, DOWN)
         command = [*FLAKEPROXY, "contract", "run", "-c", str(config)]
@@ -186,7 +189,10 @@ def test_a_run_that_crashes_mid_episode_leaves_the_sidecar_faulting_no_one(tmp_p
     """Two episodes at once (the agent forwards the episode header); the second one's reset raises: the run stops
     with exit 3 while the first is open, or while the sidecar is still opening it (its id comes after the stop)."""
     (tmp_path / "crashy.py").write_text(CRASHY.format(pause_s=pause_s))
-    with sidecar(tmp_path) as side, agent_app(agent_routes(f"http://{side.listener}", ANSWER, delay_s=30)) as agent:
+    with (
+        sidecar(tmp_path, matrix=DOWN) as side,
+        agent_app(agent_routes(f"http://{side.listener}", ANSWER, delay_s=30)) as agent,
+    ):
         config = runner_config(tmp_path, side, agent, DOWN, prompts=2)
         data = yaml.safe_load(config.read_text())
         data["agent"] = {**data["agent"], "reset_function": "crashy:reset"}
@@ -204,7 +210,10 @@ def test_a_run_that_crashes_mid_episode_leaves_the_sidecar_faulting_no_one(tmp_p
 def test_a_killed_runners_episode_ends_on_the_sidecar_when_its_lease_runs_out(tmp_path: Path) -> None:
     """SIGKILL: the runner cannot end its episode; it opened it with a lease (the agent's timeout, 3 s, plus the
     margin, 30 s), and the sidecar ends it when no call on it came for that long, and says so."""
-    with sidecar(tmp_path) as side, agent_app(agent_routes(f"http://{side.listener}", ANSWER, delay_s=60)) as agent:
+    with (
+        sidecar(tmp_path, matrix=DOWN) as side,
+        agent_app(agent_routes(f"http://{side.listener}", ANSWER, delay_s=60)) as agent,
+    ):
         config = runner_config(tmp_path, side, agent, DOWN, timeout_ms=3000)
         command = [*FLAKEPROXY, "contract", "run", "-c", str(config)]
         with subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as runner:
@@ -248,7 +257,7 @@ def test_a_sidecar_whose_scenario_of_the_same_name_differs_runs_the_runners(tmp_
 def test_a_sidecar_with_other_targets_is_refused_in_one_line(tmp_path: Path) -> None:
     theirs = {"quotes": {"listener": "tools", "path": "/v2/quotes*", "method": "GET"}}
     with (
-        sidecar(tmp_path, targets=theirs) as side,
+        sidecar(tmp_path, targets=theirs, matrix=DOWN) as side,
         agent_app(agent_routes(f"http://{side.listener}", ANSWER)) as agent,
     ):
         config = runner_config(tmp_path, side, agent, DOWN)
