@@ -104,8 +104,11 @@ def _be_the_proxy(config_path: str, out_w: int, err_w: int) -> NoReturn:
         with contextlib.suppress(OSError):
             Path("/proc/self/comm").write_bytes(CHILD_NAME)
         from flakeproxy.runner.parent_watch import end_with_parent
+        from flakeproxy.runner.proxy_child import RUNNERS_OWN
 
         end_with_parent(parent)
+        for name in RUNNERS_OWN:  # served at the config's admin, with its token: where the runner reaches it
+            os.environ.pop(name, None)
         from flakeproxy.cli.main import entry
 
         entry(["proxy", "-c", config_path])  # ends the process itself once it has stopped cleanly

@@ -71,11 +71,25 @@ def proxy_command(config_path: str) -> list[str]:
     return [sys.executable, "-P", "-c", CHILD, package, str(os.getpid()), "proxy", "-c", config_path]
 
 
+#: `flakeproxy proxy` reads these (--admin, --token); the run's own proxy must not: the runner reaches it at the
+#: config's proxy.admin with the config's proxy.token, so a variable meant for a sidecar would put it out of reach.
+RUNNERS_OWN = ("FLAKEPROXY_ADMIN", "FLAKEPROXY_TOKEN")
+
+
+def child_environment() -> dict[str, str]:
+    """The environment of the run's proxy: the runner's, without RUNNERS_OWN."""
+    return {k: v for k, v in os.environ.items() if k not in RUNNERS_OWN}
+
+
 def spawn_proxy(config_path: str) -> subprocess.Popen[bytes]:
     """The child, started now, in a session of its own, its stdout and stderr piped (LocalProxy reads its ready
     line and keeps its last stderr lines)."""
     return subprocess.Popen(
-        proxy_command(config_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+        proxy_command(config_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        env=child_environment(),
     )
 
 
