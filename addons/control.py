@@ -207,8 +207,7 @@ class ControlApi:
         if busy:
             raise Problem(409, busy)
         episode = self.injector.begin_episode(label, wanted, scenario=scenario, seed=seed, trace_id=trace_id, slot=slot)
-        if idle_ms is not None:
-            self.leases.grant(episode.id, idle_ms)
+        self.leases.opened(episode.id, idle_ms)
         view = self._episode_view(episode) | ({"idle_ms": idle_ms} if idle_ms is not None else {})
         return web.json_response(view, status=201)
 

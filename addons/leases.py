@@ -30,7 +30,11 @@ class Leases:
         self.expired: dict[str, int] = {}  # episode id -> the idle_ms it expired after
         self.tasks: set[asyncio.Task[None]] = set()
 
-    def grant(self, episode: str, idle_ms: int) -> None:
+    def opened(self, episode: str, idle_ms: int | None) -> None:
+        """An episode was opened (by an id that may have expired before): leased when idle_ms is given."""
+        self.expired.pop(episode, None)
+        if idle_ms is None:
+            return
         self.leases[episode] = Lease(idle_ms, time.monotonic())
         task = asyncio.get_running_loop().create_task(self._watch(episode))
         self.tasks.add(task)  # kept, or the loop may collect it

@@ -53,9 +53,9 @@ def test_an_episode_no_one_calls_on_ends_when_its_lease_runs_out(world: tuple[Up
 
 def test_a_call_on_the_episode_renews_its_lease(world: tuple[Upstream, Proxy]) -> None:
     _, proxy = world
-    proxy.control.ok("POST", "/episodes", {"id": "e2", "scenario": DOWN, "idle_ms": 400})
+    proxy.control.ok("POST", "/episodes", {"id": "e2", "scenario": DOWN, "idle_ms": 1500})
     start = time.monotonic()
-    for turn in range(1, 6):  # a call every 0.2 s, for 1 s: more than twice the lease
+    for turn in range(1, 16):  # a call every 0.2 s (a lease's worth of slack under load), for 3 s: twice the lease
         time.sleep(0.2)
         proxy.control.ok("POST", "/episodes/e2/turn", {"turn": turn})
     assert _open(proxy) == ["e2"], f"ended within {time.monotonic() - start:.1f} s although renewed"
@@ -83,3 +83,14 @@ def test_reset_forgets_the_leases(world: tuple[Upstream, Proxy]) -> None:
     proxy.control.ok("POST", "/episodes", {"id": "e4"})  # the same id, without a lease: the old one is gone
     time.sleep(0.5)
     assert _open(proxy) == ["e4"]
+
+
+def test_an_id_opened_again_after_it_expired_is_just_open(world: tuple[Upstream, Proxy]) -> None:
+    _, proxy = world
+    start = time.monotonic()
+    proxy.control.ok("POST", "/episodes", {"id": "e5", "idle_ms": 100})
+    _until_closed(proxy, 5, start)
+    proxy.control.ok("POST", "/episodes", {"id": "e5"})
+    assert proxy.control.call("POST", "/episodes/e5/end")[0] == 200
+    status, body = proxy.control.call("POST", "/episodes/e5/end")
+    assert (status, body["error"]) == (404, "no open episode 'e5'"), "not the expiry of the earlier e5"
