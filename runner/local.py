@@ -82,7 +82,7 @@ class LocalProxy:
 
 class _ProxyThread:
     """`flakeproxy proxy -c CONFIG` in a thread: the same ProxyServer, run by asyncio.run as the child runs it, at the
-    config's admin with its token, as the child (which reads no FLAKEPROXY_ADMIN, FLAKEPROXY_TOKEN: RUNNERS_OWN);
+    config's admin with its token, as the child (which reads no FLAKEPROXY_ADMIN, FLAKEPROXY_TOKEN: forked.RUNNERS_OWN);
     the child's stderr lines are kept."""
 
     def __init__(self, config_path: str) -> None:

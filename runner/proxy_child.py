@@ -22,7 +22,7 @@ from typing import IO, Protocol
 
 import flakeproxy.version
 from flakeproxy.errors import FlakeproxyError
-from flakeproxy.runner.forked import can_fork, fork_proxy
+from flakeproxy.runner.forked import RUNNERS_OWN, can_fork, fork_proxy
 
 IN_PROCESS = "FLAKEPROXY_IN_PROCESS_PROXY"
 
@@ -69,11 +69,6 @@ def proxy_command(config_path: str) -> list[str]:
     """The child's command line: this interpreter, isolated from the working directory, our package."""
     package = str(Path(flakeproxy.version.__file__).resolve().parent)
     return [sys.executable, "-P", "-c", CHILD, package, str(os.getpid()), "proxy", "-c", config_path]
-
-
-#: `flakeproxy proxy` reads these (--admin, --token); the run's own proxy must not: the runner reaches it at the
-#: config's proxy.admin with the config's proxy.token, so a variable meant for a sidecar would put it out of reach.
-RUNNERS_OWN = ("FLAKEPROXY_ADMIN", "FLAKEPROXY_TOKEN")
 
 
 def child_environment() -> dict[str, str]:
