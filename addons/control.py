@@ -7,9 +7,11 @@ where there are some. With a token configured, every call needs `Authorization: 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import re
+import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -17,7 +19,7 @@ from aiohttp import web
 from pydantic import ValidationError
 
 from flakeproxy import control_api as api
-from flakeproxy.addons.cell_secrets import EndedSecrets, cell_secrets, redact_texts
+from flakeproxy.addons.cell_secrets import EndedSecrets, Secrets, cell_secrets, redact_texts
 from flakeproxy.addons.control_input import (
     MAX_BODY_BYTES,
     Problem,
@@ -29,10 +31,11 @@ from flakeproxy.addons.control_input import (
     route,
 )
 from flakeproxy.addons.json_out import INLINE_ITEMS, json_list_response
+from flakeproxy.addons.leases import Leases
 from flakeproxy.config import Scenario, WireConfig
 from flakeproxy.config.crosscheck import CrossCheckError, wire_cross_check
 from flakeproxy.proxycore.injector import FOLLOW, Episode, Injector
-from flakeproxy.proxycore.journal import Journal
+from flakeproxy.proxycore.journal import Journal, JournalEntry
 from flakeproxy.version import __version__
 
 TRACE_ID = re.compile(r"(?!0{32})[0-9a-f]{32}")
@@ -75,7 +78,12 @@ class ControlApi:
         self.on_episode_end: list[Callable[[str, str | None], Awaitable[None]]] = []
         #: called on POST /reset, after the injector and the journal (the agent's spans are cleared then)
         self.on_reset: list[Callable[[], None]] = []
+        #: episodes opened with idle_ms end by themselves once no call on them came for that long (a killed runner)
+        self.leases = Leases(self._expire)
+        #: where the proxy says what it did by itself (an episode it ended): its stderr
+        self.say: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True)
         self.app = web.Application(middlewares=[self._errors, self._auth], client_max_size=MAX_BODY_BYTES)
+        self.app.on_cleanup.append(self._cancel_leases)
         self.app.add_routes(
             [
                 route(api.HEALTH, self.healthz),
@@ -93,7 +101,12 @@ class ControlApi:
     async def _auth(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         if self.token:
             check_token(request.headers.get("authorization", ""), self.token)
+        if "id" in request.match_info:  # a call on an episode renews its lease
+            self.leases.touch(request.match_info["id"])
         return await handler(request)
+
+    async def _cancel_leases(self, app: web.Application) -> None:
+        self.leases.cancel()
 
     @web.middleware
     async def _errors(self, request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -123,6 +136,7 @@ class ControlApi:
                 "scenario": scenario.name if scenario else None,
                 "open_episodes": sorted(self.injector.episodes),
                 "slots": self.config.proxy.slots,
+                "targets": {name: dataclasses.asdict(spec) for name, spec in self.injector.targets.items()},
             }
         )
 
@@ -172,7 +186,7 @@ class ControlApi:
         """Open an episode: {id, label, scenario (a name, a definition, or null for calm; absent: follow the active
         one), seed, trace_id (W3C, 32 hex), slot}."""
         body = await json_object(request)
-        keys = ["id", "label", "scenario", "seed", "trace_id", "slot"]
+        keys = ["id", "label", "scenario", "seed", "trace_id", "slot", "idle_ms"]
         unknown = sorted(set(body) - set(keys))
         if unknown:
             raise Problem(400, f"unknown keys {unknown}", valid=keys)
@@ -184,13 +198,18 @@ class ControlApi:
         slot, slots = body.get("slot"), self.config.proxy.slots
         if slot is not None and (not isinstance(slot, int) or isinstance(slot, bool) or not 0 <= slot < slots):
             raise Problem(400, f"slot must be an integer from 0 to {slots - 1}, got {slot!r}", slots=slots)
+        idle_ms = body.get("idle_ms")
+        if idle_ms is not None and (not isinstance(idle_ms, int) or isinstance(idle_ms, bool) or idle_ms < 1):
+            raise Problem(400, f"idle_ms must be a positive integer (milliseconds), got {json.dumps(idle_ms)[:80]}")
         scenario = self._episode_scenario(body) if "scenario" in body else FOLLOW
         seed = self._seed(body)
         busy = self.injector.busy(episode_id(wanted) if wanted is not None else None, trace_id, slot)
         if busy:
             raise Problem(409, busy)
         episode = self.injector.begin_episode(label, wanted, scenario=scenario, seed=seed, trace_id=trace_id, slot=slot)
-        return web.json_response(self._episode_view(episode), status=201)
+        self.leases.opened(episode.id, idle_ms)
+        view = self._episode_view(episode) | ({"idle_ms": idle_ms} if idle_ms is not None else {})
+        return web.json_response(view, status=201)
 
     @staticmethod
     def _episode_view(episode: Episode) -> dict[str, Any]:
@@ -220,9 +239,7 @@ class ControlApi:
 
     async def episode_turn(self, request: web.Request) -> web.Response:
         """Tell an open episode which turn of its conversation runs now: {turn: 1, 2, ...}."""
-        wanted = episode_id(request.match_info["id"])
-        if wanted not in self.injector.episodes:
-            raise Problem(404, f"no open episode {wanted!r}", valid=sorted(self.injector.episodes))
+        wanted = self._open(request.match_info["id"])
         body = await json_object(request)
         unknown = sorted(set(body) - {"turn"})
         if unknown:
@@ -230,15 +247,33 @@ class ControlApi:
         turn = body.get("turn")
         if not isinstance(turn, int) or isinstance(turn, bool) or turn < 1:
             raise Problem(400, f"turn must be an integer from 1 (the first turn), got {json.dumps(turn)[:80]}")
+        self._open(wanted)  # still (an idle episode may have ended while the body was read)
         episode = self.injector.set_turn(wanted, turn)
         return web.json_response({**self._episode_view(episode), "turn": turn})
 
-    async def end_episode(self, request: web.Request) -> web.StreamResponse:
-        wanted = episode_id(request.match_info["id"])
+    def _open(self, value: str) -> str:
+        """The id of an open episode, or 404 naming the open ones (and why, when the proxy ended it itself)."""
+        wanted = episode_id(value)
         if wanted not in self.injector.episodes:
-            raise Problem(404, f"no open episode {wanted!r}", valid=sorted(self.injector.episodes))
+            gone = self.leases.why_gone(wanted)
+            raise Problem(404, gone or f"no open episode {wanted!r}", valid=sorted(self.injector.episodes))
+        return wanted
+
+    async def end_episode(self, request: web.Request) -> web.StreamResponse:
+        self._open(request.match_info["id"])
         texts = _texts(await json_object(request))
-        episode = self.injector.end_episode(wanted)
+        episode = self.injector.end_episode(self._open(request.match_info["id"]))
+        unsettled, entries, secrets = await self._close(episode)
+        snapshots = [e.snapshot(known=secrets[0]) for e in entries]
+        head = {**self._episode_view(episode), "unsettled": unsettled}
+        if texts is not None:
+            head["texts"] = redact_texts(self.journal.redactor, secrets, texts)
+        return await json_list_response(request, head, "journal", snapshots)
+
+    async def _close(self, episode: Episode) -> tuple[list[int], list[JournalEntry], Secrets]:
+        """What ending an episode does, whoever ends it: its lease dropped, its exchanges waited for (at most 2 s),
+        the end hooks, its secrets kept (for its spans); the seqs still open, its entries and their secrets."""
+        self.leases.drop(episode.id)
         unsettled = await self.journal.wait_delivered(episode.id)
         for hook in self.on_episode_end:
             await hook(episode.id, episode.label)
@@ -248,11 +283,19 @@ class ControlApi:
         else:
             secrets = await asyncio.to_thread(cell_secrets, self.journal.redactor, entries)
         self.ended.keep(episode.id, secrets)
-        snapshots = [e.snapshot(known=secrets[0]) for e in entries]
-        head = {**self._episode_view(episode), "unsettled": unsettled}
-        if texts is not None:
-            head["texts"] = redact_texts(self.journal.redactor, secrets, texts)
-        return await json_list_response(request, head, "journal", snapshots)
+        return unsettled, entries, secrets
+
+    async def _expire(self, wanted: str, idle_ms: int) -> None:
+        """An episode whose lease ran out: ended as the runner would have, its journal kept, said on stderr."""
+        if wanted not in self.injector.episodes:
+            return
+        episode = self.injector.end_episode(wanted)
+        await self._close(episode)
+        label = f" ({episode.label})" if episode.label else ""
+        self.say(
+            f"flakeproxy proxy: ended episode {episode.id}{label}: no control call on it came for {idle_ms} ms "
+            f"(its idle_ms; was its runner killed?); its journal: GET /journal?episode={episode.id}"
+        )
 
     async def get_journal(self, request: web.Request) -> web.StreamResponse:
         query = journal_query(request.query)
@@ -263,6 +306,7 @@ class ControlApi:
 
     async def reset(self, request: web.Request) -> web.Response:
         self.injector.reset()
+        self.leases.clear()
         self.journal.clear()
         self.ended.clear()
         for hook in self.on_reset:

@@ -32,6 +32,7 @@ from flakeproxy.addons.upstream_timeouts import Timeouts
 from flakeproxy.addons.websocket import WebSocketFaults
 from flakeproxy.config import WireConfig, is_loopback_host
 from flakeproxy.config.proxy import split_host_port
+from flakeproxy.config.proxy import target_specs as specs_of
 from flakeproxy.errors import ConfigError, InfrastructureError
 from flakeproxy.proxycore.injector import Injector
 from flakeproxy.proxycore.journal import Journal
@@ -42,9 +43,7 @@ from flakeproxy.wire.forward_policy import ForwardPolicy, Own
 
 
 def target_specs(config: WireConfig) -> dict[str, TargetSpec]:
-    return {
-        name: TargetSpec(t.listener, t.path, t.method, t.mcp_tool, t.api, t.host) for name, t in config.targets.items()
-    }
+    return specs_of(config.targets)
 
 
 def listener_modes(config: WireConfig) -> dict[str, str]:
@@ -195,6 +194,7 @@ class ProxyServer:
         tls = tls_options(self.config)
         if self.config.proxy.insecure_skip_upstream_verify:
             on_warning(INSECURE_WARNING)
+        self.api.say = on_warning  # an episode the proxy ended by itself (its lease ran out)
         self._loop = asyncio.get_running_loop()
         options = Options(mode=list(self.modes), **tls)
         master = self._master = fault_proxy_master(options)  # only the addons a fault proxy needs

@@ -91,7 +91,9 @@ class ScenarioSet(Body):
 
 class EpisodeBegin(Body):
     """POST /episodes: scenario is a name, a definition, or null for calm; absent, the episode follows the active
-    one (PUT /scenario). trace_id (W3C, 32 hex) and slot say how its requests are recognised."""
+    one (PUT /scenario). trace_id (W3C, 32 hex) and slot say how its requests are recognised. With idle_ms the
+    proxy ends the episode itself once no call on it (turn, replay, end) came for that long: a lease, so that a
+    runner killed mid-episode does not leave it catching everyone's requests."""
 
     id: str | None = None
     label: str | None = None
@@ -99,6 +101,7 @@ class EpisodeBegin(Body):
     seed: int | None = None
     trace_id: str | None = None
     slot: int | None = None
+    idle_ms: int | None = Field(None, ge=1)
 
 
 class EpisodeEnd(Body):
@@ -122,12 +125,16 @@ class RecordingSet(Body):
 
 
 class Health(Reply):
+    """GET /healthz. targets: what the proxy matches requests by, per target name (listener, path, method,
+    mcp_tool, api, host), for a runner to check they are its own; None from a proxy that does not say (older)."""
+
     status: str
     version: str
     listeners: dict[str, str]
     scenario: str | None
     open_episodes: list[str]
     slots: int
+    targets: dict[str, dict[str, str | None]] | None = None
 
 
 class ScenarioView(Reply):

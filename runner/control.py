@@ -3,11 +3,14 @@ bodies come from flakeproxy.control_api; the tests drive the proxy through this 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from collections.abc import Callable
 from typing import Any
 
 import aiohttp
 from pydantic import BaseModel
-from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_delay, wait_exponential
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_delay, wait_exponential
 
 from flakeproxy import control_api as api
 from flakeproxy.config.replays import ReplayPlan
@@ -16,6 +19,10 @@ from flakeproxy.runner.http_errors import why
 
 #: One readiness probe's bound: a proxy that accepts but does not answer is not ready (tried again).
 PROBE_TIMEOUT = aiohttp.ClientTimeout(total=2)
+#: While waiting for the proxy, a progress line every this many seconds.
+WAIT_SAY_S = 10.0
+#: How long a run that stops may spend ending the episodes it left open (the proxy waits up to 2 s on each).
+RELEASE_S = 5.0
 
 
 class NotReady(Exception):
@@ -23,10 +30,19 @@ class NotReady(Exception):
 
 
 class ControlClient:
-    def __init__(self, url: str, token: str | None = None) -> None:
+    def __init__(
+        self, url: str, token: str | None = None, token_from: Callable[[], str] = lambda: "proxy.token"
+    ) -> None:
+        """token_from: what sets the token, for the error when the proxy refuses it (runner/sidecar.token_hint)."""
         self.url = url.rstrip("/")
         self.headers = {"authorization": f"Bearer {token}"} if token else {}
+        self.token_from = token_from
         self.session: aiohttp.ClientSession | None = None
+        #: the episodes this client opened and has not ended yet (release() ends them), and whether it turned the
+        #: proxy's recording on
+        self.open: set[str] = set()
+        self.opening: set[asyncio.Future[Any]] = set()  # POST /episodes under way
+        self.recording = False
 
     async def __aenter__(self) -> ControlClient:
         self.session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30), headers=self.headers)
@@ -63,16 +79,34 @@ class ControlClient:
         except TimeoutError as e:
             raise InfrastructureError(f"proxy control API {method} {path} at {self.url} did not answer in 30 s") from e
 
-    async def wait_ready(self, timeout_s: float, where: str = "proxy.admin") -> dict[str, Any]:
+    async def wait_ready(
+        self, timeout_s: float, where: str = "proxy.admin", progress: Callable[[str], None] = lambda line: None
+    ) -> dict[str, Any]:
         """Wait, at most timeout_s, for /healthz to answer 200: a sidecar may start after the runner (native
         sidecars and compose give no order for readiness). A refused token is not waited for: it will not heal.
-        `where` names the config key the URL came from, for the error."""
+        `where` names the config key the URL came from, for the error; `progress` is told, once the first probe
+        failed and then every WAIT_SAY_S, that the run is waiting and for how long at most."""
+        said = [0.0]
+
+        def waiting(state: RetryCallState) -> None:
+            elapsed, why_not = state.seconds_since_start or 0.0, state.outcome.exception() if state.outcome else None
+            if said[0] == 0.0:
+                progress(
+                    f"waiting for the proxy's control API at {self.url} ({where}) to answer: up to {timeout_s:g} s "
+                    f"(proxy.ready_timeout_ms); {why_not}"
+                )
+                said[0] = WAIT_SAY_S
+            elif elapsed >= said[0]:
+                progress(f"still waiting for the proxy at {self.url}: {elapsed:.0f} s of {timeout_s:g} s; {why_not}")
+                said[0] += WAIT_SAY_S
+
         last = "no answer"
         try:
             async for attempt in AsyncRetrying(
                 stop=stop_after_delay(timeout_s),
                 wait=wait_exponential(multiplier=0.1, max=1),
                 retry=retry_if_exception_type(NotReady),
+                before_sleep=waiting,
                 reraise=True,
             ):
                 with attempt:
@@ -90,15 +124,18 @@ class ControlClient:
         try:
             async with self.session.get(self.url + api.HEALTH.path(), timeout=PROBE_TIMEOUT) as response:
                 if response.status in (401, 403):
+                    what = "refused the token" if self.headers else "asks for a token, and this run sends none"
                     raise InfrastructureError(
-                        f"the proxy's control API at {self.url} refused the token (HTTP {response.status}); "
-                        "set proxy.token (FLAKEPROXY_TOKEN) to the proxy's"
+                        f"the proxy's control API at {self.url} {what} (HTTP {response.status}); "
+                        f"set {self.token_from()} to the proxy's token"
                     )
                 if response.status != 200:
                     raise NotReady(f"last answer: HTTP {response.status}")
                 health: dict[str, Any] = await response.json(content_type=None)
                 return health
-        except (aiohttp.ClientError, ValueError) as e:
+        except aiohttp.ClientError as e:
+            raise NotReady(f"last error: {why(e) or type(e).__name__}") from e
+        except ValueError as e:
             raise NotReady(f"last error: {e or type(e).__name__}") from e
         except TimeoutError as e:
             raise NotReady(f"last probe got no answer in {PROBE_TIMEOUT.total:g} s") from e
@@ -110,14 +147,25 @@ class ControlClient:
         seed: int,
         trace_id: str | None = None,
         slot: int | None = None,
+        idle_ms: int | None = None,
     ) -> str:
         """Open an episode that runs `scenario` (a name of the matrix, a definition, or None for calm) whatever the
-        proxy's active scenario is, so episodes of different scenarios can be open at once."""
+        proxy's active scenario is, so episodes of different scenarios can be open at once. With idle_ms the proxy
+        ends it by itself once no call on it came for that long (a runner that was killed)."""
         body = api.EpisodeBegin(label=label, scenario=scenario, seed=seed)
-        for key, value in (("trace_id", trace_id), ("slot", slot)):
+        for key, value in (("trace_id", trace_id), ("slot", slot), ("idle_ms", idle_ms)):
             if value is not None:
                 setattr(body, key, value)
-        return api.EpisodeView.model_validate(await self.call(api.EPISODE_BEGIN, body)).id
+        # shielded: a run stopped while the proxy opens it still learns its id, to end it (release)
+        opening = asyncio.ensure_future(self.call(api.EPISODE_BEGIN, body))
+        self.opening.add(opening)
+        opening.add_done_callback(self._opened)
+        return api.EpisodeView.model_validate(await asyncio.shield(opening)).id
+
+    def _opened(self, opening: asyncio.Future[Any]) -> None:
+        self.opening.discard(opening)
+        if not opening.cancelled() and opening.exception() is None:
+            self.open.add(api.EpisodeView.model_validate(opening.result()).id)
 
     async def turn(self, episode: str, turn: int) -> None:
         """Tell an open episode which turn of its conversation runs now (its requests carry it; `turns:` faults
@@ -132,7 +180,30 @@ class ControlClient:
         agent's answer and error) with the episode's secrets scrubbed."""
         body = api.EpisodeEnd(texts=texts) if texts is not None else None
         ended = api.EpisodeEnded.model_validate(await self.call(api.EPISODE_END, body, episode))
+        self.open.discard(episode)
         return ended.journal, ended.unsettled, list(ended.texts or texts or [])
+
+    async def release(self, within_s: float = RELEASE_S) -> list[str]:
+        """End every episode this client opened and did not end, and turn off a recording it turned on: a run that
+        stops mid-episode (Ctrl-C, SIGTERM, a budget stop, a crash) must not leave a shared proxy faulting every
+        request that comes next. Best effort, at most within_s; the episodes it could not end (none: all ended)."""
+        deadline = asyncio.get_running_loop().time() + within_s
+        if self.opening:  # opened as the run stopped: their ids come with the proxy's answers
+            await asyncio.wait(list(self.opening), timeout=within_s)
+        episodes = sorted(self.open)
+
+        async def end(episode: str) -> None:
+            assert self.session is not None
+            route = api.EPISODE_END
+            async with self.session.request(route.method, self.url + route.path(episode), json={}) as response:
+                if response.status in (200, 404):  # ended now, or already (by an end call the stop cut short)
+                    self.open.discard(episode)
+
+        work = [end(e) for e in episodes] + ([self.record(False)] if self.recording else [])
+        left_s = max(0.1, deadline - asyncio.get_running_loop().time())
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.gather(*work, return_exceptions=True), left_s)
+        return [e for e in episodes if e in self.open]
 
     async def unattributed(self, since: int = 0) -> list[dict[str, Any]]:
         """Journal entries the proxy could not tie to one open episode, after seq `since` (paged through)."""
@@ -157,6 +228,7 @@ class ControlClient:
 
     async def record(self, on: bool) -> None:
         await self.call(api.RECORDING, api.RecordingSet(on=on))
+        self.recording = on
 
     async def recorded(self, episode: str) -> list[dict[str, Any]]:
         """An ended episode's recorded exchanges (the proxy forgets them)."""

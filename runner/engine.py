@@ -39,6 +39,7 @@ from flakeproxy.runner.local import LocalProxy, needs_local_proxy
 from flakeproxy.runner.ports import EpisodePort, MockPort, ProxyPort
 from flakeproxy.runner.recording import recording_hooks
 from flakeproxy.runner.results_file import check_writable, new_result, now, write
+from flakeproxy.runner.sidecar import check_targets, lease_ms, release, token_hint
 from flakeproxy.runner.telemetry import TelemetryExport, telemetry_export
 
 if TYPE_CHECKING:
@@ -122,16 +123,21 @@ class ContractRun:
             return  # nothing on the wire to break (a python agent with wrapped tools)
         if self.local is not None:
             await self.local.start()
-        self.control = ControlClient(proxy.admin_url or f"http://{proxy.admin}", proxy.token)
+        url = proxy.admin_url or f"http://{proxy.admin}"
+        self.control = ControlClient(url, proxy.token, lambda: token_hint(self.config_path))
         await self.control.__aenter__()
         where = "proxy.admin_url" if proxy.admin_url else "proxy.admin"
-        await self.control.wait_ready(proxy.ready_timeout_ms / 1000, where)
+        health = await self.control.wait_ready(proxy.ready_timeout_ms / 1000, where, self.progress)
+        unchecked = check_targets(self.config, self.config_path, health, self.control.url)
+        if unchecked:
+            self.warn(unchecked)
         await self.control.reset()
 
     def _ports(self, sequential: bool) -> list[EpisodePort]:
         """What keeps records of each episode: the proxy (first: it names the episode), the agent's own (a python
         agent's wrapped tools), the mock services that record requests."""
-        proxy: list[EpisodePort] = [ProxyPort(self.control)] if self.control else []
+        lease = None if self.local is not None else lease_ms(self.config)  # a local proxy dies with its runner
+        proxy: list[EpisodePort] = [ProxyPort(self.control, lease)] if self.control else []
         local = {mock.name: mock for mock in self.mocks}  # those this run started: their secrets are in memory here
         mocks = {n: s for n, s in self.config.services.items() if isinstance(s, HttpMockService) and s.record}
         own = self.agent.ports(Redactor(self.config.redact))
@@ -326,10 +332,14 @@ class ContractRun:
             undelivered = await asyncio.to_thread(self.telemetry.close) if self.telemetry is not None else None
             if undelivered:
                 self.warn(undelivered)
-            try:
-                self._write()
+            try:  # a sidecar serves on: end the episodes a stopped run left open there (a local proxy ends now)
+                if self.control is not None and self.local is None:
+                    await release(self.control, self.warn)
             finally:
-                await self._stop()
+                try:
+                    self._write()
+                finally:
+                    await self._stop()
         return self.result
 
     async def _steps(self, runner: EpisodeRunner, limit: int) -> None:

@@ -76,11 +76,11 @@ class EpisodeRunner:
             return self.pillar_scenarios[episode.scenario]
         return self.config.scenario(episode.scenario) if episode.scenario is not None else None
 
-    def _scenario_ref(self, scenario: Scenario | None) -> str | dict[str, Any] | None:
-        """How the control API is told the scenario: by name when the proxy's config has it, else whole."""
-        if scenario is None or scenario in self.config.matrix:
-            return scenario.name if scenario else None
-        return scenario.model_dump(mode="json", exclude_defaults=True)
+    @staticmethod
+    def _scenario_ref(scenario: Scenario | None) -> dict[str, Any] | None:
+        """How the control API is told the scenario: whole, never by name, so the proxy runs the faults this run
+        judges, whatever its own config's chaos_matrix holds (a sidecar's may lack it, or define it otherwise)."""
+        return scenario.model_dump(mode="json", exclude_defaults=True) if scenario is not None else None
 
     def _urls(self, slot: int | None) -> dict[str, str]:
         """Listener name -> URL for the agent: its slot's copies, or (not slotted) the listeners themselves, so

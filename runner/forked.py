@@ -23,6 +23,9 @@ from pathlib import Path
 from typing import IO, NoReturn
 
 CHILD_NAME = b"fp-proxy-child"  # at most 15 bytes: the kernel's limit for a process's name
+#: `flakeproxy proxy` reads these (--admin, --token); the run's own proxy must not: the runner reaches it at the
+#: config's proxy.admin with the config's proxy.token, so a variable meant for a sidecar would put it out of reach.
+RUNNERS_OWN = ("FLAKEPROXY_ADMIN", "FLAKEPROXY_TOKEN")
 
 
 def can_fork() -> bool:
@@ -106,6 +109,8 @@ def _be_the_proxy(config_path: str, out_w: int, err_w: int) -> NoReturn:
         from flakeproxy.runner.parent_watch import end_with_parent
 
         end_with_parent(parent)
+        for name in RUNNERS_OWN:  # served at the config's admin, with its token: where the runner reaches it
+            os.environ.pop(name, None)
         from flakeproxy.cli.main import entry
 
         entry(["proxy", "-c", config_path])  # ends the process itself once it has stopped cleanly

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import threading
 from collections import deque
 from concurrent.futures import Future
@@ -82,8 +81,9 @@ class LocalProxy:
 
 
 class _ProxyThread:
-    """`flakeproxy proxy -c CONFIG` in a thread: the same ProxyServer, run by asyncio.run as the child runs it, with
-    the child's environment options (FLAKEPROXY_ADMIN, FLAKEPROXY_TOKEN); the child's stderr lines are kept."""
+    """`flakeproxy proxy -c CONFIG` in a thread: the same ProxyServer, run by asyncio.run as the child runs it, at the
+    config's admin with its token, as the child (which reads no FLAKEPROXY_ADMIN, FLAKEPROXY_TOKEN: forked.RUNNERS_OWN);
+    the child's stderr lines are kept."""
 
     def __init__(self, config_path: str) -> None:
         self.config_path = config_path
@@ -100,8 +100,7 @@ class _ProxyThread:
             from flakeproxy.config import WireConfig, load_config
 
             config = load_config(self.config_path, model=WireConfig)  # as the child reads it
-            env = {k: os.environ.get(f"FLAKEPROXY_{k.upper()}") or None for k in ("admin", "token")}
-            self.server = ProxyServer(config, admin=env["admin"], token=env["token"])
+            self.server = ProxyServer(config)
             serving = self.server.run(
                 on_ready=lambda _: self.ready.set_result(None), handle_signals=False, on_warning=self.warnings.append
             )

@@ -27,12 +27,12 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Opening:
     """An episode about to run: the name its records carry (the proxy's episode id once it gave one), its label
-    (which seeds fault decisions), its scenario (None: calm) as an object and as the proxy is told it."""
+    (which seeds fault decisions), its scenario (None: calm) as an object and as the proxy is told it (whole)."""
 
     id: str
     label: str
     scenario: Scenario | None
-    scenario_ref: str | dict[str, Any] | None
+    scenario_ref: dict[str, Any] | None
     seed: int
     trace: TraceContext
     slot: int | None = None
@@ -66,14 +66,17 @@ class EpisodePort(Protocol):
 
 
 class ProxyPort:
-    """The proxy, through its control API: opens the episode there (which names it) and reads its journal."""
+    """The proxy, through its control API: opens the episode there (which names it) and reads its journal. With
+    idle_ms each episode is opened with that lease: the proxy ends it by itself if this runner goes silent."""
 
-    def __init__(self, control: ControlClient) -> None:
-        self.control = control
+    def __init__(self, control: ControlClient, idle_ms: int | None = None) -> None:
+        self.control, self.idle_ms = control, idle_ms
 
     async def begin(self, opening: Opening) -> str | None:
         trace_id = opening.trace.trace_id
-        return await self.control.begin(opening.label, opening.scenario_ref, opening.seed, trace_id, opening.slot)
+        return await self.control.begin(
+            opening.label, opening.scenario_ref, opening.seed, trace_id, opening.slot, self.idle_ms
+        )
 
     async def turn(self, episode: str, turn: int) -> None:
         await self.control.turn(episode, turn)

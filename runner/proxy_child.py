@@ -22,7 +22,7 @@ from typing import IO, Protocol
 
 import flakeproxy.version
 from flakeproxy.errors import FlakeproxyError
-from flakeproxy.runner.forked import can_fork, fork_proxy
+from flakeproxy.runner.forked import RUNNERS_OWN, can_fork, fork_proxy
 
 IN_PROCESS = "FLAKEPROXY_IN_PROCESS_PROXY"
 
@@ -71,11 +71,20 @@ def proxy_command(config_path: str) -> list[str]:
     return [sys.executable, "-P", "-c", CHILD, package, str(os.getpid()), "proxy", "-c", config_path]
 
 
+def child_environment() -> dict[str, str]:
+    """The environment of the run's proxy: the runner's, without RUNNERS_OWN."""
+    return {k: v for k, v in os.environ.items() if k not in RUNNERS_OWN}
+
+
 def spawn_proxy(config_path: str) -> subprocess.Popen[bytes]:
     """The child, started now, in a session of its own, its stdout and stderr piped (LocalProxy reads its ready
     line and keeps its last stderr lines)."""
     return subprocess.Popen(
-        proxy_command(config_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+        proxy_command(config_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        env=child_environment(),
     )
 
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from flakeproxy.config.base import HostPort, HttpUrl, StrictModel
+from flakeproxy.wire.call import TargetSpec
 
 
 def is_loopback_host(host: str) -> bool:
@@ -268,3 +270,9 @@ class Target(StrictModel):
         if self.api and self.mcp_tool:
             raise ValueError("a target is an LLM (api) or an MCP tool (mcp_tool), not both")
         return self
+
+
+def target_specs(targets: Mapping[str, Target]) -> dict[str, TargetSpec]:
+    """What matching needs of each target: the proxy matches requests by it, and reports it on /healthz so that a
+    runner can check that a sidecar's targets are its own."""
+    return {name: TargetSpec(t.listener, t.path, t.method, t.mcp_tool, t.api, t.host) for name, t in targets.items()}

@@ -169,6 +169,11 @@ def parse_yaml(text: str, name: str) -> Source:
     return source
 
 
+def variables_in(text: str) -> list[str]:
+    """The ${VAR} names a string reads from the environment, in order ($$ is a literal $, no variable)."""
+    return [m.group(1) for m in _VAR.finditer(text) if m.group(1)]
+
+
 def expand_env(source: Source, environ: dict[str, str] | None = None) -> Any:
     """Replace ${VAR} in every string from the environment ($$ is a literal $); unset is an error."""
     env = os.environ if environ is None else environ

@@ -33,6 +33,8 @@ def test_healthz(world: tuple[Upstream, Proxy]) -> None:
     health = world[1].control.ok("GET", "/healthz")
     assert health["status"] == "ok" and health["scenario"] is None
     assert list(health["listeners"]) == ["tools"]
+    fields = {"method": None, "mcp_tool": None, "api": None, "host": None}  # what matching reads, for a runner
+    assert health["targets"] == {"quotes": {"listener": "tools", "path": "/v1/quotes*", **fields}}
 
 
 def test_scenario_by_name_and_back_to_none(world: tuple[Upstream, Proxy]) -> None:

@@ -103,3 +103,18 @@ def test_a_run_adopts_its_early_child(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr[-2000:]
     results = json.loads((world.out / "results.json").read_text())
     assert results["complete"] is True and all(e["journal"] is not None for e in results["episodes"])
+
+
+@pytest.mark.parametrize("where", ["child", "in-process"])
+def test_the_runs_own_proxy_serves_its_configs_admin_and_token_whatever_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """FLAKEPROXY_ADMIN and FLAKEPROXY_TOKEN are `flakeproxy proxy`'s (a sidecar's); the run's own proxy, which the
+    runner reaches at proxy.admin with proxy.token, ignores them (it used to take them, out of the runner's reach)."""
+    monkeypatch.setenv("FLAKEPROXY_TOKEN", "meant-for-a-sidecar")
+    monkeypatch.setenv("FLAKEPROXY_ADMIN", f"127.0.0.1:{free_port()}")
+    if where == "in-process":
+        monkeypatch.setenv("FLAKEPROXY_IN_PROCESS_PROXY", "1")
+    with run_world(tmp_path, json.dumps({"reply": "AAPL, per the source."}).encode()) as world:
+        out = contract_run(world)
+    assert out.returncode == 0, out.stderr[-2000:]

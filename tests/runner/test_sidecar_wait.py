@@ -6,6 +6,7 @@ line naming the files of its record (results.json saying why nothing ran)."""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from aiohttp import web
 
@@ -111,7 +113,9 @@ def test_the_runner_waits_for_a_sidecar_that_becomes_ready_late(tmp_path: Path) 
     assert (tmp_path / "out" / "results.json").exists()
 
 
-def test_a_sidecar_that_never_comes_is_one_line_naming_the_admin_url(tmp_path: Path) -> None:
+def test_a_sidecar_that_never_comes_is_said_while_waited_for_then_one_line_naming_the_admin_url(
+    tmp_path: Path,
+) -> None:
     admin = f"127.0.0.1:{free_port()}"  # nothing listens there
     with running_app(_agent(), "agent") as agent:
         config = _config(tmp_path, agent, admin, "t0ken", ready_timeout_ms=1500)
@@ -119,12 +123,14 @@ def test_a_sidecar_that_never_comes_is_one_line_naming_the_admin_url(tmp_path: P
         out = cli(config)
         took = time.monotonic() - start
     assert out.returncode == 3, out.stderr
-    lines = out.stderr.strip().splitlines()
-    assert len(lines) == 2 and "Traceback" not in out.stderr, out.stderr
-    assert lines[0] == _record(tmp_path), lines[0]
-    assert lines[1].startswith(
-        f"error: the proxy's control API at http://{admin} (proxy.admin_url) was not ready within 1.5 s"
-    ), lines[1]
+    assert "Traceback" not in out.stderr and "ssl:default" not in out.stderr, out.stderr
+    assert out.stderr.strip().splitlines() == [
+        f"waiting for the proxy's control API at http://{admin} (proxy.admin_url) to answer: up to 1.5 s "
+        "(proxy.ready_timeout_ms); last error: Connection refused",
+        _record(tmp_path),
+        f"error: the proxy's control API at http://{admin} (proxy.admin_url) was not ready within 1.5 s (last error: "
+        "Connection refused); start the proxy, or point proxy.admin_url at its control API",
+    ]
     assert took < 1.5 + 10, f"the bounded wait took {took:.1f} s"  # the bound, plus interpreter start-up
 
 
@@ -140,6 +146,48 @@ def test_a_refused_token_is_not_waited_for(tmp_path: Path) -> None:
     assert out.stderr.strip().splitlines() == [
         _record(tmp_path),
         f"error: the proxy's control API at http://{admin} refused the token (HTTP 401); "
-        "set proxy.token (FLAKEPROXY_TOKEN) to the proxy's",
+        f"set proxy.token in {config} to the proxy's token",
     ]
     assert took < 20, f"a refused token was retried for {took:.1f} s"
+
+
+@pytest.mark.parametrize(
+    ("written", "env", "hint"),
+    [
+        (
+            "${FP_TOKEN}",
+            {"FP_TOKEN": "wrong"},
+            "refused the token (HTTP 401); set proxy.token in {config} (it reads ${{FP_TOKEN}}) to the proxy's token",
+        ),
+        (
+            None,
+            {},
+            "asks for a token, and this run sends none (HTTP 401); set proxy.token in {config} to the proxy's token",
+        ),
+    ],
+    ids=["from-a-variable", "none-sent"],
+)
+def test_the_token_hint_names_what_sets_the_token(
+    tmp_path: Path, written: str | None, env: dict[str, str], hint: str
+) -> None:
+    """The variable the config reads the token from, when it reads one: never FLAKEPROXY_TOKEN, which the runner
+    does not read (setting it changed nothing)."""
+    admin = f"127.0.0.1:{free_port()}"
+    with running_app(_agent(), "agent") as agent:
+        config = _config(tmp_path, agent, admin, "right")
+        with _sidecar(config, "right"):
+            data = yaml.safe_load(config.read_text())
+            data["proxy"]["token"] = written
+            if written is None:
+                del data["proxy"]["token"]
+            config.write_text(yaml.safe_dump(data, sort_keys=False))
+            command = [*FLAKEPROXY, "contract", "run", "-c", str(config)]
+            out = subprocess.run(
+                command, capture_output=True, text=True, timeout=60, env={**os.environ, **env, "FLAKEPROXY_TOKEN": "x"}
+            )
+    assert out.returncode == 3, out.stderr
+    assert out.stderr.strip().splitlines() == [
+        _record(tmp_path),
+        f"error: the proxy's control API at http://{admin} " + hint.format(config=config),
+    ]
+    assert "FLAKEPROXY_TOKEN" not in out.stderr
