@@ -265,7 +265,7 @@ class ControlApi:
         episode = self.injector.end_episode(self._open(request.match_info["id"]))
         unsettled, entries, secrets = await self._close(episode)
         snapshots = [e.snapshot(known=secrets[0]) for e in entries]
-        head = {**self._episode_view(episode), "unsettled": unsettled}
+        head = {**self._episode_view(episode), "unsettled": unsettled, "loose_seq": self.journal.loose_seq}
         if texts is not None:
             head["texts"] = redact_texts(self.journal.redactor, secrets, texts)
         return await json_list_response(request, head, "journal", snapshots)

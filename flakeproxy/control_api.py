@@ -158,9 +158,12 @@ class EpisodeTurnSet(EpisodeView):
 
 class EpisodeEnded(EpisodeView):
     """What POST /episodes/{id}/end gives back: the episode's journal (its secrets scrubbed from every entry), the
-    seqs of its exchanges still open after the bounded wait, and the texts it was sent, scrubbed."""
+    seqs of its exchanges still open after the bounded wait, the texts it was sent, scrubbed, and the seq of the
+    newest request of no episode (`loose_seq`: a runner asks for those only when it moved; None from a proxy that
+    does not say)."""
 
     unsettled: list[int] = Field(default_factory=list)
+    loose_seq: int | None = None
     texts: list[str | None] | None = None
     journal: list[dict[str, Any]] = Field(default_factory=list)
 

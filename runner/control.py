@@ -43,6 +43,9 @@ class ControlClient:
         self.open: set[str] = set()
         self.opening: set[asyncio.Future[Any]] = set()  # POST /episodes under way
         self.recording = False
+        #: the newest seq of a request of no episode, as the last episode's end said (None: not said yet, or a proxy
+        #: that does not say): the runner reads those requests only when it moved (runner.engine)
+        self.loose_seq: int | None = None
 
     async def __aenter__(self) -> ControlClient:
         self.session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30), headers=self.headers)
@@ -181,6 +184,7 @@ class ControlClient:
         body = api.EpisodeEnd(texts=texts) if texts is not None else None
         ended = api.EpisodeEnded.model_validate(await self.call(api.EPISODE_END, body, episode))
         self.open.discard(episode)
+        self.loose_seq = ended.loose_seq if self.loose_seq is None else max(self.loose_seq, ended.loose_seq or 0)
         return ended.journal, ended.unsettled, list(ended.texts or texts or [])
 
     async def release(self, within_s: float = RELEASE_S) -> list[str]:

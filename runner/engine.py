@@ -81,6 +81,7 @@ class ContractRun:
         self._loose_seen: set[int] = set()  # unattributed requests counted
         self._loose_kept: set[int] = set()  # ... and kept in results.json (once complete)
         self._loose_since = 0  # every unattributed request up to this seq is kept: read on from there
+        self._loose_read = 0  # the newest unattributed seq read so far
         self._loose_by_cell: Counter[str] = Counter()  # cell id -> unattributed requests it may have made
         self._warned_loose = False
         self.record: Path | None = None  # contract run --record DIR: a replay session file per episode
@@ -171,7 +172,8 @@ class ContractRun:
             self.spent.charge(account(done, self.config), done.journal)
             line = _line(len(self.done) - base, total, done)
             async with polling:  # the progress lines in the order the episodes ended
-                await self._unattributed()  # what no episode could be tied to was spent too (run.budget, progress)
+                if self._loose_news():  # what no episode could be tied to was spent too (run.budget, progress)
+                    await self._unattributed()
                 self.progress(self._spent_line(line))
             if done.unsettled:
                 self.warn(
@@ -229,6 +231,7 @@ class ContractRun:
         # kept once complete (a request still open has no fault outcome yet: read again next time), or at the end
         kept = [e for e in fresh if e.get("complete", True) or final]
         self._loose_kept.update(e.get("seq", 0) for e in kept)
+        self._loose_read = max([self._loose_read, *(e.get("seq", 0) for e in fresh)])
         waiting = [e.get("seq", 0) for e in fresh if e.get("seq", 0) not in self._loose_kept]
         self._loose_since = (
             min(waiting) - 1 if waiting else max((e.get("seq", 0) for e in fresh), default=self._loose_since)
@@ -245,6 +248,13 @@ class ContractRun:
             )
         if final:  # after the last episode of a step: what no episode could be tied to counts against run.budget too
             self._check_budget()
+
+    def _loose_news(self) -> bool:
+        """Whether the proxy may hold unattributed requests this run has not read (or read still open): the last
+        episode's end said a newer one came (ControlClient.loose_seq), or it did not say. Reading them after every
+        episode was a control call per episode for a journal that mostly has none."""
+        said = self.control.loose_seq if self.control is not None else None
+        return said is None or said > self._loose_read or self._loose_since < self._loose_read
 
     def _stateful(self, plan: Plan) -> None:
         if plan.stateful_check is None or STATEFUL_WARNING in self.result.warnings:

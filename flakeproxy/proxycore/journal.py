@@ -219,6 +219,7 @@ class Journal:
         self._by_episode: dict[str, deque[JournalEntry]] = {}
         self.dropped = 0
         self._seq = 0
+        self.loose_seq = 0  # the seq of the newest entry of no episode: a runner reads them only once it moves
 
     @property
     def bytes(self) -> int:
@@ -240,7 +241,9 @@ class Journal:
         entry.accounted = entry.weight()
         held = self._loose if entry.episode is None else self._episodes
         held.entries.append(entry)
-        if entry.episode is not None:
+        if entry.episode is None:
+            self.loose_seq = max(self.loose_seq, entry.seq)
+        else:
             self._by_episode.setdefault(entry.episode, deque()).append(entry)
         held.bytes += entry.accounted
         self._trim(held)

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from flakeproxy import control_api as api
 from tests.support.http import Seen, fetch
 from tests.support.loops import free_port
 from tests.support.proxy import Control, Proxy, config_for, running_proxy
@@ -168,6 +169,22 @@ def test_journal_per_cell(world: tuple[Upstream, Proxy]) -> None:
     journal_second = proxy.control.end(second)
     assert [(e["url"].rsplit("/", 1)[1], e["status"]) for e in journal_first] == [("quotes", 503), ("echo", 200)]
     assert [e["episode"] for e in journal_second] == [second] and len(proxy.control.journal()) == 3
+
+
+def test_an_episode_end_says_the_newest_request_of_no_episode(world: tuple[Upstream, Proxy]) -> None:
+    """loose_seq: the runner reads the unattributed requests only once it moves (runner/engine.py _loose_news)."""
+    _, proxy = world
+
+    def ended_seq() -> int | None:
+        episode = proxy.control.begin()
+        fetch(proxy.listeners["tools"], "/v1/quotes")  # this episode's own: not loose
+        return api.EpisodeEnded.model_validate(proxy.control.send(api.EPISODE_END, episode=episode)).loose_seq
+
+    assert ended_seq() == 0, "no request of no episode yet"
+    fetch(proxy.listeners["tools"], "/v1/quotes")  # no episode open: of no episode
+    (loose,) = [e for e in proxy.control.journal() if e["episode"] is None]
+    assert ended_seq() == loose["seq"]
+    assert ended_seq() == loose["seq"], "an episode's own requests do not move it"
 
 
 def test_a_request_with_several_cells_open_names_its_candidates(world: tuple[Upstream, Proxy]) -> None:
