@@ -219,6 +219,7 @@ class ContractRun:
         the kept ones spent is the run's (RunSpend, run.budget), read on from the last seq kept in order."""
         if self.control is None:
             return
+        said = self.control.loose_seq or 0  # every request of no episode up to it is in this read (or was dropped)
         fresh = [
             e for e in await self.control.unattributed(self._loose_since) if e.get("seq", 0) not in self._loose_kept
         ]
@@ -231,7 +232,7 @@ class ContractRun:
         # kept once complete (a request still open has no fault outcome yet: read again next time), or at the end
         kept = [e for e in fresh if e.get("complete", True) or final]
         self._loose_kept.update(e.get("seq", 0) for e in kept)
-        self._loose_read = max([self._loose_read, *(e.get("seq", 0) for e in fresh)])
+        self._loose_read = max([self._loose_read, said, *(e.get("seq", 0) for e in fresh)])
         waiting = [e.get("seq", 0) for e in fresh if e.get("seq", 0) not in self._loose_kept]
         self._loose_since = (
             min(waiting) - 1 if waiting else max((e.get("seq", 0) for e in fresh), default=self._loose_since)

@@ -306,3 +306,4 @@ class Journal:
             held.bytes = 0
         self._by_episode.clear()
         self.dropped = 0
+        self.loose_seq = 0

@@ -180,7 +180,7 @@ def test_an_episode_end_says_the_newest_request_of_no_episode(world: tuple[Upstr
         fetch(proxy.listeners["tools"], "/v1/quotes")  # this episode's own: not loose
         return api.EpisodeEnded.model_validate(proxy.control.send(api.EPISODE_END, episode=episode)).loose_seq
 
-    assert ended_seq() == 0, "no request of no episode yet"
+    assert ended_seq() == 0, "no request of no episode since the reset"
     fetch(proxy.listeners["tools"], "/v1/quotes")  # no episode open: of no episode
     (loose,) = [e for e in proxy.control.journal() if e["episode"] is None]
     assert ended_seq() == loose["seq"]
