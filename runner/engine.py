@@ -323,7 +323,8 @@ class ContractRun:
             self.telemetry = telemetry_export(self.config)
             await self._start()
             limit = self._concurrency()
-            runner = EpisodeRunner(self.config, self.agent, self.control, ports=self._ports(sequential=limit == 1))
+            ports = self._ports(sequential=limit == 1)
+            runner = EpisodeRunner(self.config, self.agent, self.control, ports=ports, own_proxy=self.local is not None)
             runner.hooks += await recording_hooks(self)
             runner.hooks += [self.telemetry] if self.telemetry else []
             await self._steps(runner, limit)

@@ -50,6 +50,8 @@ class EpisodeRunner:
     slots: asyncio.Queue[int] | None = None
     #: tells this run's trace ids apart from another run's on a shared sidecar
     nonce: str = field(default_factory=lambda: os.urandom(8).hex())
+    #: the proxy is this run's own, started from this very config file (a local run): it knows the matrix's scenarios
+    own_proxy: bool = False
 
     def __post_init__(self) -> None:
         if self.config.run.attribution == "slots" and self.slots is None:
@@ -76,11 +78,16 @@ class EpisodeRunner:
             return self.pillar_scenarios[episode.scenario]
         return self.config.scenario(episode.scenario) if episode.scenario is not None else None
 
-    @staticmethod
-    def _scenario_ref(scenario: Scenario | None) -> dict[str, Any] | None:
-        """How the control API is told the scenario: whole, never by name, so the proxy runs the faults this run
-        judges, whatever its own config's chaos_matrix holds (a sidecar's may lack it, or define it otherwise)."""
-        return scenario.model_dump(mode="json", exclude_defaults=True) if scenario is not None else None
+    def _scenario_ref(self, scenario: Scenario | None) -> str | dict[str, Any] | None:
+        """How the control API is told the scenario: whole, so the proxy runs the faults this run judges, whatever
+        its own config's chaos_matrix holds (a sidecar's may lack it, or define it otherwise); by name only to this
+        run's own proxy, which read the same file (a matrix scenario: sending it whole made each run build a
+        serializer here and a validator there, ~20 ms of its first episode)."""
+        if scenario is None:
+            return None
+        if self.own_proxy and scenario in self.config.matrix:
+            return scenario.name
+        return scenario.model_dump(mode="json", exclude_defaults=True)
 
     def _urls(self, slot: int | None) -> dict[str, str]:
         """Listener name -> URL for the agent: its slot's copies, or (not slotted) the listeners themselves, so

@@ -27,12 +27,13 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Opening:
     """An episode about to run: the name its records carry (the proxy's episode id once it gave one), its label
-    (which seeds fault decisions), its scenario (None: calm) as an object and as the proxy is told it (whole)."""
+    (which seeds fault decisions), its scenario (None: calm) as an object and as the proxy is told it (whole, or
+    its name to the run's own proxy: EpisodeRunner._scenario_ref)."""
 
     id: str
     label: str
     scenario: Scenario | None
-    scenario_ref: dict[str, Any] | None
+    scenario_ref: str | dict[str, Any] | None
     seed: int
     trace: TraceContext
     slot: int | None = None
