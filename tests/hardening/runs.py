@@ -19,6 +19,7 @@ import yaml
 from aiohttp import web
 
 from tests.hardening.hostile import hostile_upstream
+from tests.support.agents import http_agent
 from tests.support.loops import LoopThread, free_port
 
 KEY = "PLANTED-sk-4f9a1c7e2b"  # the agent's own credential, sent to its tools API
@@ -80,13 +81,7 @@ def run_world(tmp: Path, answer: bytes, delay_s: float = 0.0, **agent: Any) -> I
     with hostile_upstream() as up, agent_app(agent_routes(f"http://127.0.0.1:{tools_port}", answer, delay_s)) as url:
         data = {
             "version": "2.0",
-            "agent": {
-                "type": "http",
-                "endpoint": f"{url}/chat",
-                "request_template": {"message": "{prompt}"},
-                "response_path": "$.reply",
-                **{k: v for k, v in {"reset_endpoint": f"{url}/reset", **agent}.items() if v is not None},
-            },
+            "agent": http_agent(url, **{"reset_endpoint": f"{url}/reset", **agent}),
             "proxy": {
                 "admin": admin,
                 "listeners": [{"name": "tools", "listen": f"127.0.0.1:{tools_port}", "upstream": up}],

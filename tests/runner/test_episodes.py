@@ -4,8 +4,7 @@ checks that judge what happened or say they cannot. Real proxy, real agents, the
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +20,6 @@ from flakeproxy.runner.agents.python import PythonAdapter
 from flakeproxy.runner.episodes import EpisodeRunner
 from flakeproxy.runner.ports import Opening, Records
 from tests.runner.world import run, world
-from tests.support.loops import free_port
-from tests.support.upstream import RunningUpstream
 
 ALWAYS = [
     {"id": "cites", "type": "regex", "pattern": "(?i)(source|feed|unavailable)"},
@@ -104,40 +101,7 @@ def test_behavior_unchanged_auto_reuses_the_calm_episodes(tmp_path: Path) -> Non
 # --- the official openai SDK as the agent's client --------------------------------------------------------
 
 openai = pytest.importorskip("openai", reason="the SDKs install beside mitmproxy 12 on Python 3.13+ only")
-from tests.support.sdk_agent import running_sdk_agent  # noqa: E402
-
-
-@contextmanager
-def sdk_world(
-    tmp: Path, invariants: list[dict[str, Any]], matrix: list[dict[str, Any]], **agent: Any
-) -> Iterator[tuple[Path, Any]]:
-    llm_port = free_port()
-    with RunningUpstream() as up, running_sdk_agent(f"http://127.0.0.1:{llm_port}", **agent) as sdk:
-        data = {
-            "version": "2.0",
-            "agent": {
-                "type": "http",
-                "endpoint": f"{sdk.url}/chat",
-                "request_template": {"message": "{prompt}"},
-                "response_path": "$.reply",
-                "reset_endpoint": f"{sdk.url}/reset",
-                "timeout_ms": 20000,
-            },
-            "proxy": {
-                "admin": f"127.0.0.1:{free_port()}",
-                "listeners": [{"name": "llm", "listen": f"127.0.0.1:{llm_port}", "upstream": up.url}],
-            },
-            "targets": {"llm": {"listener": "llm", "api": "openai"}},
-            "golden_prompts": ["What is AAPL trading at?"],
-            "contract": {"name": "sdk", "invariants": invariants},
-            "chaos_matrix": matrix,
-            "run": {"seed": 3, "output": str(tmp / "out")},
-        }
-        tmp.mkdir(parents=True, exist_ok=True)
-        path = tmp / "flakeproxy.yaml"
-        path.write_text(yaml.safe_dump(data, sort_keys=False))
-        yield path, sdk
-
+from tests.support.sdk_agent import sdk_world  # noqa: E402
 
 CUT = [{"name": "llm-stream-cut", "llm_faults": [{"mode": "stream_cut", "after_events": 3}]}]
 NO_PARTIAL = [
@@ -147,7 +111,7 @@ NO_PARTIAL = [
 
 
 def test_stream_cut_on_a_json_client_injects_nothing_and_the_run_cannot_pass(tmp_path: Path) -> None:
-    with sdk_world(tmp_path, NO_PARTIAL, CUT, stream=False) as (config, _sdk):
+    with sdk_world(tmp_path, NO_PARTIAL, CUT, stream=False) as (config, _sdk, _up):
         result = run(config)
     [episode] = result.episodes
     [fault] = episode.faults(applied=None)
@@ -161,7 +125,7 @@ def test_stream_cut_on_a_json_client_injects_nothing_and_the_run_cannot_pass(tmp
 
 
 def test_stream_cut_on_a_streaming_client_applies(tmp_path: Path) -> None:
-    with sdk_world(tmp_path, NO_PARTIAL, CUT, stream=True) as (config, _sdk):
+    with sdk_world(tmp_path, NO_PARTIAL, CUT, stream=True) as (config, _sdk, _up):
         result = run(config)
     [fault] = result.episodes[0].faults()
     assert fault.kind == "stream_cut" and fault.applied is True
@@ -183,7 +147,7 @@ def test_retries_count_repeats_of_the_faulted_request_only(tmp_path: Path) -> No
         {"name": "calm"},
         {"name": "one-429", "llm_faults": [{"mode": "rate_limit", "retry_after_s": 1, "times": 1}]},
     ]
-    with sdk_world(tmp_path, RETRIES, matrix, steps=2) as (config, sdk):
+    with sdk_world(tmp_path, RETRIES, matrix, steps=2) as (config, sdk, _up):
         result = run(config)
         assert sdk.invocations == 2
     limited = result.cell("bounded-retries", "one-429")
@@ -199,7 +163,7 @@ def test_retries_count_repeats_of_the_faulted_request_only(tmp_path: Path) -> No
 def test_an_agent_that_gave_up_is_still_judged_on_its_traffic(tmp_path: Path) -> None:
     matrix = [{"name": "always-429", "llm_faults": [{"mode": "rate_limit", "retry_after_s": 1}]}]
     invariants = [{**RETRIES[0], "max": 2}, *RETRIES[1:]]
-    with sdk_world(tmp_path, invariants, matrix, max_retries=2) as (config, _sdk):
+    with sdk_world(tmp_path, invariants, matrix, max_retries=2) as (config, _sdk, _up):
         result = run(config)
     [episode] = result.episodes
     assert episode.error is not None and "HTTP 500" in episode.error and "RateLimitError" in episode.error

@@ -29,6 +29,7 @@ import yaml
 
 from flakeproxy.runner.sidecar import targets_difference
 from tests.hardening.runs import agent_app, agent_routes
+from tests.support.agents import http_agent
 from tests.support.loops import free_port
 from tests.support.upstream import RunningUpstream
 
@@ -99,14 +100,7 @@ def runner_config(
     """The runner's config: the sidecar's control API (admin_url), its listener, this config's targets and matrix."""
     data = {
         "version": "2.0",
-        "agent": {
-            "type": "http",
-            "endpoint": f"{agent}/chat",
-            "request_template": {"message": "{prompt}"},
-            "response_path": "$.reply",
-            "reset_endpoint": f"{agent}/reset",
-            "timeout_ms": timeout_ms,
-        },
+        "agent": http_agent(agent, reset_endpoint=f"{agent}/reset", timeout_ms=timeout_ms),
         "proxy": {
             "admin_url": f"http://{side.admin}",
             "token": TOKEN,

@@ -12,8 +12,6 @@ import yaml
 
 from tests.runner.world import cli, run, world
 from tests.support.fake_usage import completion_tokens, prompt_tokens
-from tests.support.loops import free_port
-from tests.support.upstream import RunningUpstream
 
 MATRIX = [
     {"name": "no-chaos"},
@@ -110,40 +108,12 @@ def test_llm_calls_no_episode_could_be_tied_to_count_in_the_run_and_cross_its_bu
     x-flakeproxy-cell, whose calls are all made while the three are open: no request can be attributed, yet this run
     made them. The run's spend and run.budget count them, said to be unattributed; no scenario's row does."""
     pytest.importorskip("openai")
-    from tests.support.sdk_agent import running_sdk_agent
+    from tests.support.sdk_agent import sdk_world
 
-    llm_port = free_port()
-    with RunningUpstream() as up, running_sdk_agent(f"http://127.0.0.1:{llm_port}", together=3) as sdk:
-        data = {
-            "version": "2.0",
-            "agent": {
-                "type": "http",
-                "endpoint": f"{sdk.url}/chat",
-                "request_template": {"message": "{prompt}"},
-                "response_path": "$.reply",
-                "reset_endpoint": f"{sdk.url}/reset",
-                "timeout_ms": 20000,
-            },
-            "proxy": {
-                "admin": f"127.0.0.1:{free_port()}",
-                "listeners": [{"name": "llm", "listen": f"127.0.0.1:{llm_port}", "upstream": up.url}],
-            },
-            "targets": {"llm": {"listener": "llm", "api": "openai"}},
-            "golden_prompts": ["What is AAPL trading at?"],
-            "contract": {"name": "sdk", "invariants": [{"id": "answers", "type": "completes"}]},
-            "chaos_matrix": [{"name": "no-chaos"}],
-            "pricing": PRICING,
-            "run": {
-                "seed": 3,
-                "output": str(tmp_path / "out"),
-                "replicas": 9,
-                "concurrency": 3,
-                "attribution": "header",
-                "budget": {"llm_calls": 4},
-            },
-        }
-        config = tmp_path / "flakeproxy.yaml"
-        config.write_text(yaml.safe_dump(data, sort_keys=False))
+    budget = {"replicas": 9, "concurrency": 3, "attribution": "header", "budget": {"llm_calls": 4}}
+    matrix = [{"name": "no-chaos"}]
+    with sdk_world(tmp_path, [{"id": "answers", "type": "completes"}], matrix, budget, PRICING, together=3) as world:
+        config, _sdk, up = world
         out = cli(config)
         sent = [json.loads(seen.body) for seen in up.requests if seen.path == "/v1/chat/completions"]
     assert out.returncode == 5, out.stderr

@@ -16,7 +16,7 @@ import yaml
 from flakeproxy import load_config
 from flakeproxy.results import CellResult, RunResult
 from flakeproxy.runner.engine import run_contract_async
-from tests.support.agents import AgentState, running_agent
+from tests.support.agents import AgentState, http_agent, running_agent
 from tests.support.loops import free_port
 from tests.support.upstream import RunningUpstream, Upstream
 
@@ -84,14 +84,7 @@ def world(
     ):
         data = {
             "version": "2.0",
-            "agent": {
-                "type": "http",
-                "endpoint": f"{agent.url}/chat",
-                "request_template": {"message": "{prompt}"},
-                "response_path": "$.reply",
-                "timeout_ms": 10000,
-                **({"reset_endpoint": f"{agent.url}/reset"} if reset else {}),
-            },
+            "agent": http_agent(agent.url, timeout_ms=10000, reset_endpoint=f"{agent.url}/reset" if reset else None),
             "proxy": {
                 "admin": f"127.0.0.1:{free_port()}",
                 "listeners": [

@@ -10,6 +10,7 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 import aiohttp
 from aiohttp import web
@@ -82,3 +83,15 @@ def running_agent(
     with running_app(_routes(kind, tools, llm, state, stateful, delay_s), f"agent-{kind}") as url:
         state.url = url
         yield state
+
+
+def http_agent(url: str, **keys: Any) -> dict[str, Any]:
+    """The config's agent section for a test agent serving POST {url}/chat {"message"} -> {"reply"}; `keys` add
+    to it (reset_endpoint, timeout_ms, ...; None leaves one out)."""
+    agent = {
+        "type": "http",
+        "endpoint": f"{url}/chat",
+        "request_template": {"message": "{prompt}"},
+        "response_path": "$.reply",
+    }
+    return {**agent, **{k: v for k, v in keys.items() if v is not None}}

@@ -13,11 +13,16 @@ import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import openai
+import yaml
 from aiohttp import web
 
-from tests.support.loops import running_app
+from tests.support.agents import http_agent
+from tests.support.loops import free_port, running_app
+from tests.support.upstream import RunningUpstream
 
 
 @dataclass
@@ -71,3 +76,36 @@ def running_sdk_agent(
     with running_app(_routes(llm, state, stream, steps, max_retries, together), "sdk-agent") as url:
         state.url = url
         yield state
+
+
+@contextmanager
+def sdk_world(
+    tmp: Path,
+    invariants: list[dict[str, Any]],
+    matrix: list[dict[str, Any]],
+    run: dict[str, Any] | None = None,
+    pricing: dict[str, Any] | None = None,
+    **agent: Any,
+) -> Iterator[tuple[Path, SdkAgent, RunningUpstream]]:
+    """A config (written to tmp/flakeproxy.yaml) for this agent, its LLM calls through a proxy listener to a fake
+    OpenAI upstream: the config's path, the agent, the upstream. `run` adds to run: {seed: 3, output: tmp/out}."""
+    llm_port = free_port()
+    with RunningUpstream() as up, running_sdk_agent(f"http://127.0.0.1:{llm_port}", **agent) as sdk:
+        data = {
+            "version": "2.0",
+            "agent": http_agent(sdk.url, reset_endpoint=f"{sdk.url}/reset", timeout_ms=20000),
+            "proxy": {
+                "admin": f"127.0.0.1:{free_port()}",
+                "listeners": [{"name": "llm", "listen": f"127.0.0.1:{llm_port}", "upstream": up.url}],
+            },
+            "targets": {"llm": {"listener": "llm", "api": "openai"}},
+            "golden_prompts": ["What is AAPL trading at?"],
+            "contract": {"name": "sdk", "invariants": invariants},
+            "chaos_matrix": matrix,
+            "run": {"seed": 3, "output": str(tmp / "out"), **(run or {})},
+            **({"pricing": pricing} if pricing is not None else {}),
+        }
+        tmp.mkdir(parents=True, exist_ok=True)
+        path = tmp / "flakeproxy.yaml"
+        path.write_text(yaml.safe_dump(data, sort_keys=False))
+        yield path, sdk, up
