@@ -224,6 +224,30 @@ def test_a_critical_drop_three_replicas_cannot_show_comes_first_saying_what_woul
     ]
 
 
+def test_at_three_replicas_a_candidate_that_fails_on_its_own_reads_fail_first_and_the_comparison_open(
+    tmp_path: Path,
+) -> None:
+    """The trial's 100% -> 0% critical leak at 3 replicas a side: the comparison cannot show it (INCONCLUSIVE,
+    honestly, with the replicas that would), but the candidate's own FAIL is certain and leads the headline."""
+    severity = {"no-invented-price": "critical", "answers": "critical"}
+    names = [("no-invented-price", "tool-503"), ("answers", "tool-503"), ("answers", "calm")]
+    base = results({cell: ["pass"] * 3 for cell in names}, severity)
+    cand = results({cell: ["fail" if cell[0] == "no-invented-price" else "pass"] * 3 for cell in names}, severity)
+    reason = "critical invariant no-invented-price failed in scenario tool-503: 0/3 replicas passed (all); ..."
+    cand.score = Score(resilience=66.67, passed=False, verdict="FAIL", reasons=[reason])
+    (tmp_path / "base.json").write_text(base.model_dump_json())
+    (tmp_path / "cand.json").write_text(cand.model_dump_json())
+    done = compare(tmp_path / "base.json", tmp_path / "cand.json")
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-2:] == [
+        "  vs the baseline: no regression shown, but 3 of 3 cells could have dropped by more than 0.1; 1 dropped by "
+        "more than 0.1 (too few replicas to show it), the worst no-invented-price x tool-503 [critical] 1.00 -> 0.00: "
+        "the same rates would BLOCK at 5 replicas a side",
+        "compare: INCONCLUSIVE vs the baseline, but the candidate itself FAILs: critical no-invented-price fails in "
+        "tool-503 (0/3 replicas passed; the baseline 3/3)",
+    ]
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
