@@ -193,10 +193,8 @@ def agent_answered_none(config: FlakeproxyConfig, scenario: str, episodes: Itera
     if unread is not None:
         fix = f"{unread}; fix agent.response_path"
     elif "timed out after" in first:
-        fix = (
-            f"raise agent.timeout_ms (now {config.agent.timeout_ms}) if the agent is only slow, else see in the "
-            "agent's logs why it hangs"
-        )
+        now = f" (now {config.agent.timeout_ms})" if config.agent is not None else ""
+        fix = f"raise agent.timeout_ms{now} if the agent is only slow, else see in the agent's logs why it hangs"
     else:
         fix = "see the agent's logs for why it fails when nothing is broken"
     many = f"the {len(calm)} episodes" if len(calm) > 1 else "the one episode"
