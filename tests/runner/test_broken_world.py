@@ -100,7 +100,8 @@ def test_an_agent_that_times_out_on_every_calm_episode_stops_the_run_at_calm(tmp
     line with how many, the first error and the fix."""
     with world(tmp_path, delay_s=2.0) as w:
         w.data["agent"]["timeout_ms"] = 200
-        w.data["golden_prompts"] = ["What is AAPL trading at?", "And MSFT?"]
+        conversation = {"id": "two-quotes", "turns": ["What is AAPL trading at?", "And MSFT?"]}
+        w.data["golden_prompts"] = [conversation, "What is MSFT trading at?"]  # its turn 2 is never sent
         w.config.write_text(yaml.safe_dump(w.data, sort_keys=False))
         out = cli(w.config)
         invocations = w.agent.invocations
