@@ -80,7 +80,9 @@ def own_problems(result: RunResult, base: dict[str, Counts]) -> tuple[str, ...]:
             f"critical {cell.invariant} {what[cell.outcome]} in {cell.scenario}" + (f" ({seen})" if seen else "")
         )
     score = result.score.reasons if result.score is not None else []
-    others = [*score, *(result.ci.reasons if result.ci is not None else [])]
+    gates = result.score.inconclusive if result.score is not None else []  # a gate (not critical) INCONCLUSIVE
+    others = [*score, *(g for g in gates if "keeps the run from PASS" in g and not g.startswith("critical "))]
+    others += result.ci.reasons if result.ci is not None else []
     return tuple(out + [r for r in others if not r.startswith(("critical invariant ", "the contract failed"))])
 
 
@@ -130,7 +132,7 @@ def markdown(comparison: Comparison, sources: tuple[str, str]) -> str:
     does not PASS, with why), its reason, a row per cell by concern (regressions, then drops: the most severe and
     largest first), and the cells only one side has."""
     own = [f"- {visible(p)}" for p in comparison.candidate_problems]
-    if own:
+    if comparison.candidate_verdict not in (None, "PASS"):
         problem = "FAILs" if comparison.candidate_verdict == "FAIL" else "is INCONCLUSIVE"
         own = [f"**The candidate itself {problem}** (its own run, whatever the baseline did):", "", *own, ""]
     lines = [
@@ -179,7 +181,7 @@ def terminal(comparison: Comparison) -> str:
             f"  inconclusive {len(still)} cell(s) with no drop seen, but too few replicas to rule out one of more than "
             f"{comparison.margin:g} (change intervals down to {widest:+.0%}); --markdown or --json lists every cell"
         )
-    if comparison.candidate_problems:  # the candidate's own verdict leads: the comparison cannot show it
+    if comparison.candidate_verdict not in (None, "PASS"):  # it leads: the comparison cannot show it
         lines.append(f"  vs the baseline: {visible(comparison.reason)}")
         lines.append(f"compare: {headline(comparison)}{visible(_own(comparison))}")
     else:

@@ -130,6 +130,21 @@ def test_the_candidates_own_verdict_and_why(
     assert comparison.verdict == "block"  # the comparison is the same whatever the candidate's own verdict
 
 
+def test_a_gate_that_keeps_the_candidate_from_pass_is_named_too() -> None:
+    """Not critical, but a `gate: true` cell INCONCLUSIVE keeps the run from PASS: it is why, and it is said."""
+    from flakeproxy.judging.compare_results import terminal
+
+    base = results({("tone", "down"): ["pass"] * 5})
+    gate = "high invariant tone (keeps the run from PASS) is INCONCLUSIVE in scenario down: 3/5 passed, ..."
+    cand = results({("tone", "down"): ["pass"] * 5})
+    cand.score = Score(resilience=None, passed=False, verdict="INCONCLUSIVE", inconclusive=[gate])
+    comparison = compare_results(base, cand, ("b", "c"), 0.95, 0.5)
+    assert comparison.candidate_problems == (gate,)
+    assert terminal(comparison).splitlines()[-1] == (
+        f"compare: PASS vs the baseline, but the candidate itself is INCONCLUSIVE: {gate}"
+    )
+
+
 def results(cells: dict[tuple[str, str], list[str]], severity: dict[str, str] | None = None) -> RunResult:
     """A finished run's results with these cells' replica outcomes (severity: by invariant, default high)."""
     now = datetime.now(UTC).isoformat()
