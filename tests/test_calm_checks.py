@@ -1,8 +1,10 @@
 """flakeproxy.judging.calm_checks: which journal entries are an upstream that never answered, what the calm
-scenario says about the listeners, and when an unread answer is a config problem (ERROR) or the agent (FAIL)."""
+scenario says about the listeners and about the agent (it answered none: exit 3), and when an unread answer is a
+config problem (ERROR) or the agent (FAIL)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -13,7 +15,7 @@ from flakeproxy.errors import InfrastructureError
 from flakeproxy.judging.calm_checks import check_calm, upstream_failure, upstream_trouble
 from flakeproxy.judging.cells import Context, judge_cell
 from flakeproxy.judging.upstream_status import EXCERPT_CHARS, answered_error, excerpt
-from flakeproxy.results import Episode, UnreadAnswer
+from flakeproxy.results import Episode, TurnRecord, UnreadAnswer
 from tests.config.base_config import BASE
 
 CONFIG = yaml.safe_load(BASE)
@@ -92,9 +94,9 @@ def test_an_answer_read_in_no_calm_episode_is_error_and_one_read_there_fails_und
     outcome, reason = completes("no-chaos", [*unread, chaos])
     assert outcome == "error" and reason.endswith(f"the agent answered, but its answer could not be read: {why}")
     assert completes("tool-down", [*unread, chaos])[0] == "error"
-    assert check_calm(config, "no-chaos", unread) == [
-        f"warning: {why}; the checks of the answers it could not read are ERROR"
-    ]
+    with pytest.raises(InfrastructureError, match=f"the first: {re.escape(PATH_MISS)}; .*: {re.escape(why)}; fix "
+                       "agent.response_path$"):  # fmt: skip
+        check_calm(config, "no-chaos", unread)  # the agent answered, but nothing could be read: see below
     read = [calm(1, [], "AAPL is $1, source: X"), unread[1]]  # the path found an answer once: not the config
     assert completes("tool-down", [*read, chaos]) == ("fail", f"the agent did not answer: {PATH_MISS}")
     assert check_calm(config, "no-chaos", read) == []
@@ -237,3 +239,57 @@ def test_the_error_body_is_quoted_on_one_line_and_bounded() -> None:
     long = entry(status=401, response_body='{\n  "error": "' + "x" * 400 + '"\n}')
     assert excerpt(long) == '{ "error": "' + "x" * (EXCERPT_CHARS - 12) + "..."
     assert excerpt(entry(status=503, response_body="")) == "(empty body)"
+
+
+TIMED_OUT = "agent timed out after 30000 ms"
+NOT_SENT = f"not sent: turn 1 got no reply ({TIMED_OUT}), so the conversation stopped there"
+
+
+def conversation(n: int, *turns: tuple[str | None, str | None, bool]) -> Episode:
+    """A calm conversation whose turns got (answer, error, sent); its answer and error are the last turn's."""
+    record = [TurnRecord(turn=i, prompt=f"q{i}", answer=a, error=e, sent=s) for i, (a, e, s) in enumerate(turns, 1)]
+    return calm(n, [], record[-1].answer, error=record[-1].error, transcript=record, turns=[t.prompt for t in record])
+
+
+SILENT = "the agent answered none of the {} of the calm scenario no-chaos, each an agent error, the first: {}; "
+SILENT += "nothing it does can be judged against a world in which it never worked: {}"
+SLOW = "raise agent.timeout_ms (now 30000) if the agent is only slow, else see in the agent's logs why it hangs"
+LOGS = "see the agent's logs for why it fails when nothing is broken"
+
+
+@pytest.mark.parametrize(
+    ("episodes", "stops"),
+    [
+        ([calm(1, [], None, error=TIMED_OUT), calm(2, [], None, error=TIMED_OUT)],
+         SILENT.format("2 episodes", TIMED_OUT, SLOW)),
+        # a conversation: its own error is turn 1's, not the "not sent" of the turns after it
+        ([conversation(1, (None, TIMED_OUT, True), (None, NOT_SENT, False))],
+         SILENT.format("one episode", TIMED_OUT, SLOW)),
+        ([calm(1, [], None, error='agent answered HTTP 500: {"detail": "boom"}'),
+          calm(2, [], None, error="agent closed the connection mid-request: Server disconnected")],
+         SILENT.format("2 episodes", 'agent answered HTTP 500: {"detail": "boom"}', LOGS)),
+        # some answered: nothing new (a turn answered counts, the conversation broke later)
+        ([calm(1, [], None, error=TIMED_OUT), calm(2, [], "AAPL is $1, source: X")], None),
+        ([conversation(1, ("Hi, source: X", None, True), (None, TIMED_OUT, True))], None),
+        ([calm(1, [], "")], None),  # an empty answer is an answer (output_not_empty judges it)
+        ([], None),
+    ],
+    ids=["all-timed-out", "conversation", "agent-5xx", "some-answered", "a-turn-answered", "empty-answer", "none"],
+)  # fmt: skip
+def test_an_agent_that_answered_no_calm_episode_stops_the_run(episodes: list[Episode], stops: str | None) -> None:
+    """A trial's agent hung on every calm episode: the whole matrix still ran (12 episodes x the timeout) and
+    printed 147 ERROR rows, as if anything could be judged of an agent that never worked in a calm world."""
+    chaos = calm(9, [], None, error=TIMED_OUT).model_copy(update={"scenario": "tool-down"})  # not calm: not counted
+    if stops is None:
+        assert check_calm(config, "no-chaos", [*episodes, chaos]) == []
+        return
+    with pytest.raises(InfrastructureError) as raised:
+        check_calm(config, "no-chaos", [*episodes, chaos])
+    assert str(raised.value) == stops
+
+
+def test_an_upstream_down_is_named_before_an_agent_that_answered_nothing() -> None:
+    """The agent failed because its LLM was unreachable: the listener's line says that better."""
+    episodes = [calm(1, [entry(status=502, error=REFUSED)], None, error='agent answered HTTP 502: {"error": "llm"}')]
+    with pytest.raises(InfrastructureError, match=r"^the upstream of listener llm .* failed every request"):
+        check_calm(config, "no-chaos", episodes)

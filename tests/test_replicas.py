@@ -1,10 +1,13 @@
-"""Replicas: the aggregation rules on a cell that fails one run in three, pass@k and pass^k."""
+"""Replicas: the aggregation rules on a cell that fails one run in three, pass@k and pass^k, and a cell's reason
+over its replicas' episodes."""
 
 from __future__ import annotations
 
 import pytest
 
+from flakeproxy.judging.cells import non_passes
 from flakeproxy.judging.replicas import aggregate_replicas, pass_at_k, pass_hat_k
+from flakeproxy.results import EpisodeVerdict
 
 ONE_IN_THREE = ["pass", "fail", "pass"]
 
@@ -35,3 +38,29 @@ def test_pass_at_k_and_pass_hat_k() -> None:
 
 def test_errors_count_as_not_passed() -> None:
     assert aggregate_replicas(["pass", "error", "error"], [1, 0, 0], "majority", 1)[0] == "error"
+
+
+def _verdicts(*outcomes: str) -> list[EpisodeVerdict]:
+    """Two prompts per replica, in order: replica 0's two, replica 1's two, ..."""
+    return [
+        EpisodeVerdict(episode=f"e{i}", prompt=f"p{i % 2}", replica=i // 2, outcome=o, reason=f"{o} in e{i}")  # type: ignore[arg-type]
+        for i, o in enumerate(outcomes)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "said"),
+    [
+        (["fail"] * 4, "; 4 of 4 episodes failed; first: fail in e0"),  # not "(and 1 more episode)": replica 0's own
+        (["pass", "fail", "pass", "pass"], "; 1 of 4 episodes failed; first: fail in e1"),
+        (["error", "pass", "pass", "fail"], "; 1 of 4 episodes failed and 1 could not be judged; first: fail in e3"),
+        (["error", "error", "pass", "pass"], "; 2 of 4 episodes could not be judged; first: error in e0"),
+        (
+            ["not_applicable", "fail", "not_applicable", "fail"],
+            "; 2 of 2 judged episodes failed (2 more n/a); first: fail in e1",
+        ),
+        (["pass", "not_applicable", "pass", "pass"], ""),
+    ],
+)
+def test_a_cells_reason_counts_every_episode_of_every_replica(outcomes: list[str], said: str) -> None:
+    assert non_passes(_verdicts(*outcomes)) == said

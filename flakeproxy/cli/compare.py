@@ -32,6 +32,12 @@ def compare(
     Errors and not-applicable replicas do not count. Run both sides with run.replicas > 1: with one
     replica per cell nothing can be shown either way.
 
+    PASS and INCONCLUSIVE say no regression was shown against the baseline, never that the candidate
+    passes: a baseline that already fails lets the same failure through. When the candidate's own
+    verdict is not PASS it leads the output ("PASS vs the baseline, but the candidate itself FAILs:
+    ..."); the exit code stays the comparison's, so a CI gate takes the worse of it and the run's
+    own exit code (the GitHub Action does).
+
     Cells come by concern: regressions, then drops (the most severe and the largest first), each
     with its severity. An inconclusive drop larger than --margin says what would decide it: the
     fewest replicas per side at which the same pass rates would BLOCK (e.g. 3/3 -> 0/3 among 58

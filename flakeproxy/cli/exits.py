@@ -6,7 +6,8 @@ from __future__ import annotations
 EXIT_CODES = """\b
 Exit codes: 0 pass, 1 the contract or a threshold failed, 2 the config or the
 command line is wrong, 3 the infrastructure failed (agent or proxy unreachable,
-or an upstream failed every request of the calm scenario),
+an upstream failed every request of the calm scenario, or the agent answered
+none of its episodes),
 4 inconclusive (nothing failed, but a critical cell under the rate rule, or
 compare, had too few replicas to pass),
 5 the run budget was crossed (partial results written),

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from flakeproxy.errors import ConfigError
 from flakeproxy.starter import DEFAULT_PROMPT, PROVIDERS, Answers, parse_tool_url, write_starter
-from flakeproxy.starter.answers import WIRING
+from flakeproxy.starter.answers import ADMIN_OFFSET, DEFAULT_BASE_PORT, WIRING
 
 T = TypeVar("T")
 OPTION_OF = {
@@ -30,6 +30,7 @@ OPTION_OF = {
     "providers": "--provider",
     "prompts": "--prompt",
     "llm_upstreams": "--llm-upstream",
+    "base_port": "--base-port",
 }
 
 
@@ -140,6 +141,7 @@ def _answers(ask: Asker, flags: dict[str, Any]) -> dict[str, Any]:
     else:
         out["forward"] = bool(flags["forward"])
     out["llm_upstreams"] = _upstreams(flags["llm_upstreams"], out["providers"])
+    out["base_port"] = flags["base_port"]
     out["prompts"] = ask(
         list(flags["prompts"]) or None,
         "A task to give it (a golden prompt)",
@@ -205,6 +207,15 @@ def _none_or(proc: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
     default=None,
     help="--forward: its URLs cannot change, it goes through HTTPS_PROXY and trusts flakeproxy's CA; "
     "--base-urls (default): its base URLs point at flakeproxy's listeners.",
+)
+@click.option(
+    "--base-port",
+    type=int,
+    default=DEFAULT_BASE_PORT,
+    show_default=True,
+    help=f"The ports the config listens on, from N: the forward listener on N, the listeners on N+1, N+2, ..., the "
+    f"control API on N+{ADMIN_OFFSET} (the default: 8700, 8701..., 8790); for ports already taken (flag only; "
+    f"1 to {65535 - ADMIN_OFFSET}).",
 )
 @click.option("--prompt", "prompts", multiple=True, help="A golden prompt (repeatable; default a placeholder).")
 @click.option("-y", "--yes", is_flag=True, help="Take the defaults for everything no flag gives; never ask.")

@@ -44,7 +44,9 @@ ResponsePath = Annotated[str, AfterValidator(_valid_response_path)]
 class AgentBase(StrictModel):
     timeout_ms: int = Field(30000, ge=1, description="How long one invocation may take.")
     reset_function: ImportPath | None = Field(
-        None, description="MODULE:FUNCTION called (sync or async) before each cell to clear state."
+        None,
+        description="MODULE:FUNCTION called (sync or async) before each episode (a prompt, or a conversation's "
+        "turns, in one scenario and replica) to clear state.",
     )
 
     # What the config checks need to know of an agent's own tools, asked of the agent rather than of its class.
@@ -118,7 +120,11 @@ class HttpAgent(AgentBase):
         None, description="Where the answer is in the JSON reply; unset takes the whole body as text."
     )
     headers: dict[str, str] = Field(default_factory=dict)
-    reset_endpoint: HttpUrl | None = Field(None, description="POSTed before each cell to clear state.")
+    reset_endpoint: HttpUrl | None = Field(
+        None,
+        description="POSTed before each episode (a prompt, or a conversation's turns, in one scenario and replica) "
+        "to clear state.",
+    )
     slots: list[HttpSlot] | None = Field(
         None,
         description="run.attribution: slots: one deployed replica per slot (each with its own sidecar port), in "
@@ -174,7 +180,11 @@ class CommandAgent(AgentBase):
     command: list[str] = Field(min_length=1)
     cwd: str | None = None
     env: dict[str, str] = Field(default_factory=dict)
-    reset_command: list[str] | None = Field(None, min_length=1, description="Run before each cell.")
+    reset_command: list[str] | None = Field(
+        None,
+        min_length=1,
+        description="Run before each episode (a prompt, or a conversation's turns, in one scenario and replica).",
+    )
     conversation: Literal["process_per_turn", "one_process"] = Field(
         "process_per_turn",
         description="process_per_turn: one process per turn (the prompt on stdin or in {prompt}, the state found "

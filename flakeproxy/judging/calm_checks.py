@@ -18,9 +18,16 @@ of our faults acted on is never counted; the calm scenario has none):
   be what the agent is meant to get) -> a warning only. Some, not all: nothing (the agent's own business).
 - Never answered and answered with an error mix: exit 3 when every request is one or the other of the kinds
   above that stop the run.
-- An agent.response_path that found nothing in any calm answer, all of them JSON: a config problem, not the
-  agent failing to answer; its unread answers are ERROR (`completes` too), never FAIL. Where the path found
-  calm answers, a chaos answer it finds nothing in is the agent answering in another shape (completes FAILs).
+- The agent answered none of the calm scenario's episodes (each an agent error: it timed out, hung up, answered
+  HTTP 5xx or an error status of its own, raised, or answered nothing agent.response_path could read): nothing
+  it does can be judged against a world in which it never worked, so the run stops there, exit 3, one line
+  naming how many, the first error and the fix (agent.timeout_ms for a timeout, agent.response_path with the
+  keys the bodies had for an unread answer, else the agent's logs). Some answered: nothing new, verdicts stand.
+  Checked after the listeners: an upstream that is down explains an agent that failed, and says it better.
+- An agent.response_path that found nothing in a calm answer while the path found one elsewhere (in calm or
+  under chaos) is the agent answering in another shape (completes FAILs); where it found nothing in any calm
+  answer, all of them JSON, the answers it could not read anywhere are ERROR (`completes` too), never FAIL (a
+  merged run of shards, which no calm check stops).
 """
 
 from __future__ import annotations
@@ -161,17 +168,54 @@ def _held(unread: list[UnreadAnswer]) -> str:
     return f"{where} hold a JSON {first.holds}, not an object"
 
 
+def _answered(episode: Episode) -> bool:
+    """Whether the agent gave an answer in the episode (in any turn of a conversation), or no error either."""
+    turns = episode.transcript or []
+    return episode.answer is not None or episode.error is None or any(t.answer is not None for t in turns)
+
+
+def _first_error(episode: Episode) -> str:
+    """The episode's own error: a conversation's first turn that failed (its later turns only say they were not
+    sent because of it)."""
+    turns = [t.error for t in episode.transcript or [] if t.sent and t.error]
+    return (turns[0] if turns else episode.error) or ""
+
+
+def agent_answered_none(config: FlakeproxyConfig, scenario: str, episodes: Iterable[Episode]) -> str | None:
+    """The exit-3 line when the agent answered none of the episodes of calm `scenario` (each an agent error): how
+    many, the first error and the fix; None when it answered one, or none ran."""
+    episodes = list(episodes)
+    calm = [e for e in calm_episodes(config, episodes) if e.scenario == scenario]
+    if not calm or any(_answered(e) for e in calm):
+        return None
+    first = _first_error(calm[0])
+    unread = response_path_unread(config, episodes) if any(e.unread is not None for e in calm) else None
+    if unread is not None:
+        fix = f"{unread}; fix agent.response_path"
+    elif "timed out after" in first:
+        now = f" (now {config.agent.timeout_ms})" if config.agent is not None else ""
+        fix = f"raise agent.timeout_ms{now} if the agent is only slow, else see in the agent's logs why it hangs"
+    else:
+        fix = "see the agent's logs for why it fails when nothing is broken"
+    many = f"the {len(calm)} episodes" if len(calm) > 1 else "the one episode"
+    return (
+        f"the agent answered none of {many} of the calm scenario {scenario}, each an agent error, the first: "
+        f"{' '.join(first.split())[:300]}; nothing it does can be judged against a world in which it never "
+        f"worked: {fix}"
+    )
+
+
 def check_calm(config: FlakeproxyConfig, scenario: str, episodes: Iterable[Episode]) -> list[str]:
     """Once calm `scenario` has run: raise InfrastructureError (exit 3) when a listener's upstream is down for it
     (UpstreamTrouble.down: every request never answered, or answered with an error no upstream gives on purpose),
-    naming each such listener, upstream and error; else the warning lines of what it showed."""
+    naming each such listener, upstream and error, or when the agent answered none of its episodes
+    (agent_answered_none); else the warning lines of what it showed."""
     episodes = list(episodes)
     trouble = upstream_trouble(config, scenario, episodes)
     down = [t.line() for t in trouble if t.down]
     if down:
         raise InfrastructureError("; ".join(down))
-    lines = [t.line() for t in trouble]
-    unread = response_path_unread(config, episodes)
-    if unread:
-        lines.append(f"warning: {unread}; the checks of the answers it could not read are ERROR")
-    return lines
+    silent = agent_answered_none(config, scenario, episodes)
+    if silent is not None:
+        raise InfrastructureError(silent)
+    return [t.line() for t in trouble]

@@ -259,12 +259,11 @@ def _replicas(
         return cell_result(invariant, scenario, outcome, reason, verdicts=verdicts, score=round(scores[0], 4), **rest)
     outcomes: list[Outcome] = [o for o, _ in counted]
     outcome, summary, stats = replica_verdict(outcomes, [s for _, s in counted], config)
-    first_bad = next((f"; first non-pass: {r}" for o, r in per if o not in ("pass", "not_applicable")), "")
     return cell_result(
         invariant,
         scenario,
         outcome,
-        summary + first_bad,  # every replica passed: there is no first non-pass to name
+        summary + non_passes(verdicts),  # every episode passed: there is no first non-pass to name
         verdicts=verdicts,
         score=round(sum(s for _, s in counted) / len(outcomes), 4),
         replicas=outcomes,
@@ -272,6 +271,22 @@ def _replicas(
         **stats,
         **rest,
     )
+
+
+def non_passes(verdicts: list[EpisodeVerdict]) -> str:
+    """'; N of M episodes failed; first: REASON' over every replica's episodes (n/a ones left out), the first a
+    failure if any failed (else an error), in replica order; '' when none failed or errored."""
+    judged = sorted((v for v in verdicts if v.outcome != "not_applicable"), key=lambda v: v.replica)
+    failed, errored = ([v for v in judged if v.outcome == o] for o in ("fail", "error"))
+    if not failed and not errored:
+        return ""
+    of = f"of {len(judged)} {'judged ' if len(judged) < len(verdicts) else ''}episodes"
+    if failed and errored:
+        count = f"{len(failed)} {of} failed and {len(errored)} could not be judged"
+    else:
+        count = f"{len(failed)} {of} failed" if failed else f"{len(errored)} {of} could not be judged"
+    unjudged = len(verdicts) - len(judged)
+    return f"; {count}{f' ({unjudged} more n/a)' if unjudged else ''}; first: {(failed or errored)[0].reason}"
 
 
 def replica_verdict(

@@ -3,6 +3,11 @@ contributes, and the comparison rendered for a terminal and for a pull request's
 
 A cell's counts are its judged replicas: `pass` and `fail` count, `error` and `not_applicable` do not (they say
 nothing about how often the agent keeps the rule). A run without replicas gives each judged cell one replica.
+
+The comparison answers one question, did the candidate regress against the baseline; it does not say whether the
+candidate passes. A candidate whose own verdict is not PASS (a baseline that already leaks makes every later leak
+"no regression") leads the output: "compare: PASS vs the baseline, but the candidate itself FAILs: ...". The exit
+code stays the comparison's; a gate takes the worse of it and the run's own (action.yml does).
 """
 
 from __future__ import annotations
@@ -53,9 +58,32 @@ def compare_results(
 ) -> Comparison:
     try:
         counts = (run_counts(base, sources[0]), run_counts(candidate, sources[1]))
-        return compare_runs(*counts, confidence, margin, severities(base, candidate))
+        comparison = compare_runs(*counts, confidence, margin, severities(base, candidate))
     except ValueError as e:
         raise ConfigError(f"{sources[0]} vs {sources[1]}: {e}") from e
+    verdict = candidate.ci.verdict if candidate.ci is not None else candidate.score and candidate.score.verdict
+    problems = own_problems(candidate, counts[0]) if verdict not in (None, "PASS") else ()
+    return comparison.model_copy(update={"candidate_verdict": verdict, "candidate_problems": problems})
+
+
+def own_problems(result: RunResult, base: dict[str, Counts]) -> tuple[str, ...]:
+    """Why a run does not PASS on its own, one short line each: its critical cells that failed, could not be judged
+    or are INCONCLUSIVE (with their replicas, and the baseline's where it has the cell), then its other reasons."""
+    what = {"fail": "fails", "error": "could not be judged", "inconclusive": "is INCONCLUSIVE"}
+    out = []
+    for cell in (c for c in result.cells if c.severity == "critical" and c.outcome in what):
+        counts, name = cell_counts(cell), cell_name(cell)
+        seen = f"{counts.passes}/{counts.replicas} replicas passed" if cell.replicas else ""
+        if name in base and base[name].replicas and cell.replicas:
+            seen += f"; the baseline {base[name].passes}/{base[name].replicas}"
+        out.append(
+            f"critical {cell.invariant} {what[cell.outcome]} in {cell.scenario}" + (f" ({seen})" if seen else "")
+        )
+    score = result.score.reasons if result.score is not None else []
+    gates = result.score.inconclusive if result.score is not None else []  # a gate (not critical) INCONCLUSIVE
+    others = [*score, *(g for g in gates if "keeps the run from PASS" in g and not g.startswith("critical "))]
+    others += result.ci.reasons if result.ci is not None else []
+    return tuple(out + [r for r in others if not r.startswith(("critical invariant ", "the contract failed"))])
 
 
 def _rate(c: Counts) -> str:
@@ -76,14 +104,42 @@ def _row(c: CellChange, margin: float) -> str:
     )
 
 
+def headline(comparison: Comparison) -> str:
+    """'PASS' (the comparison's verdict), or, when the candidate itself does not PASS, that first:
+    'PASS vs the baseline, but the candidate itself FAILs'."""
+    verdict, own = comparison.verdict.upper(), comparison.candidate_verdict
+    if own in (None, "PASS"):
+        return verdict
+    joined = "and" if comparison.verdict == "block" else "but"
+    return f"{verdict} vs the baseline, {joined} the candidate itself {'FAILs' if own == 'FAIL' else 'is INCONCLUSIVE'}"
+
+
+#: The most of a candidate's own problems the terminal's headline names (the Markdown lists them all).
+NAMED = 3
+
+
+def _own(comparison: Comparison) -> str:
+    """': PROBLEM; PROBLEM (and N more)' after the headline, or '' when the candidate passes."""
+    problems = comparison.candidate_problems
+    if not problems:
+        return ""
+    more = f" (and {len(problems) - NAMED} more)" if len(problems) > NAMED else ""
+    return ": " + "; ".join(problems[:NAMED]) + more
+
+
 def markdown(comparison: Comparison, sources: tuple[str, str]) -> str:
-    """The comparison as Markdown for a pull request's comment: the verdict, its reason, a row per cell by
-    concern (regressions, then drops: the most severe and largest first), and the cells only one side has."""
-    verdict = comparison.verdict.upper()
+    """The comparison as Markdown for a pull request's comment: the verdict (led by the candidate's own when it
+    does not PASS, with why), its reason, a row per cell by concern (regressions, then drops: the most severe and
+    largest first), and the cells only one side has."""
+    own = [f"- {visible(p)}" for p in comparison.candidate_problems]
+    if comparison.candidate_verdict not in (None, "PASS"):
+        problem = "FAILs" if comparison.candidate_verdict == "FAIL" else "is INCONCLUSIVE"
+        own = [f"**The candidate itself {problem}** (its own run, whatever the baseline did):", "", *own, ""]
     lines = [
-        f"## flakeproxy compare: {verdict}",
+        f"## flakeproxy compare: {headline(comparison)}",
         "",
-        visible(comparison.reason),
+        *own,
+        ("Against the baseline: " if own else "") + visible(comparison.reason),
         "",
         f"Baseline `{visible(sources[0])}`, candidate `{visible(sources[1])}`; {comparison.confidence:.0%} Newcombe "
         f"intervals for the change, one-sided Fisher p Holm-adjusted (BLOCK at <= {comparison.alpha:g}), "
@@ -107,7 +163,8 @@ def markdown(comparison: Comparison, sources: tuple[str, str]) -> str:
 def terminal(comparison: Comparison) -> str:
     """A line per cell that regressed or dropped without staying within the margin, by concern (the most severe
     and largest drops first, with what would decide an inconclusive one); one line counting the other open cells
-    (no drop seen, too few replicas to rule one out); then the verdict line."""
+    (no drop seen, too few replicas to rule one out); then the verdict line (when the candidate itself does not
+    PASS: the comparison's reason on a line of its own, and the verdict line led by the candidate's own verdict)."""
     worth = [c for c in comparison.cells if c.status == "regressed" or (c.status == "inconclusive" and c.change < 0)]
     lines = []
     for c in worth:
@@ -124,5 +181,9 @@ def terminal(comparison: Comparison) -> str:
             f"  inconclusive {len(still)} cell(s) with no drop seen, but too few replicas to rule out one of more than "
             f"{comparison.margin:g} (change intervals down to {widest:+.0%}); --markdown or --json lists every cell"
         )
-    lines.append(f"compare: {comparison.verdict.upper()}: {visible(comparison.reason)}")
+    if comparison.candidate_verdict not in (None, "PASS"):  # it leads: the comparison cannot show it
+        lines.append(f"  vs the baseline: {visible(comparison.reason)}")
+        lines.append(f"compare: {headline(comparison)}{visible(_own(comparison))}")
+    else:
+        lines.append(f"compare: {comparison.verdict.upper()}: {visible(comparison.reason)}")
     return "\n".join(lines)

@@ -97,6 +97,15 @@ class Comparison(StatsModel):
     not_judged_in_base: tuple[str, ...] = Field(
         (), description="Judged in the candidate, only ERROR or n/a in the baseline: listed, not compared."
     )
+    candidate_verdict: Literal["PASS", "FAIL", "INCONCLUSIVE"] | None = Field(
+        None,
+        description="The candidate run's own verdict (its contract, or flakeproxy ci's), which the comparison neither "
+        "changes nor implies: a PASS vs the baseline says no regression was shown, not that the candidate passes. "
+        "None when its results hold none.",
+    )
+    candidate_problems: tuple[str, ...] = Field(
+        (), description="Why the candidate itself does not PASS, one line each (its critical cells first)."
+    )
 
 
 def fisher_exact(base: Counts, candidate: Counts) -> tuple[float, float]:

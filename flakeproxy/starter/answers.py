@@ -6,7 +6,7 @@ import re
 from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from flakeproxy.config.base import HttpUrl, ImportPath
 
@@ -15,6 +15,10 @@ PROVIDERS: tuple[Provider, ...] = ("openai", "anthropic", "gemini", "openai-resp
 AgentType = Literal["http", "command", "python"]
 DEFAULT_PROMPT = "What can you help me with?"
 DEFAULT_PROVIDERS: tuple[Provider, ...] = ("openai",)
+#: The starter's ports: the forward listener on the base port, the listeners on the ports after it, the control
+#: API at the base + ADMIN_OFFSET (8700, 8701..., 8790 by default).
+DEFAULT_BASE_PORT = 8700
+ADMIN_OFFSET = 90
 
 
 #: What an LLM upstream looks like, for its errors (not an agent's chat endpoint).
@@ -112,11 +116,25 @@ class Answers(BaseModel):
     tools: list[str] = Field(default_factory=list, description="Base URLs of the tool APIs the agent calls.")
     forward: bool = Field(False, description="The agent's base URLs cannot change: HTTPS_PROXY and the CA.")
     prompts: list[str] = Field(default_factory=lambda: [DEFAULT_PROMPT], min_length=1)
+    base_port: int = Field(
+        DEFAULT_BASE_PORT,
+        description="The ports the config listens on, from it: the forward listener on it, the listeners on the "
+        f"ports after it, the control API on it + {ADMIN_OFFSET}; not asked on a terminal.",
+    )
     llm_upstreams: dict[Provider, Origin] = Field(
         default_factory=dict,
         description="Where an LLM API really is when not at its provider (a gateway, a local fake): "
         "scheme://HOST[:PORT]; not asked on a terminal, the provider's own is right for nearly everyone.",
     )
+
+    @field_validator("base_port")
+    @classmethod
+    def _a_port_with_room_above(cls, port: int) -> int:
+        if not 1 <= port <= 65535 - ADMIN_OFFSET:
+            raise ValueError(
+                f"a port from 1 to {65535 - ADMIN_OFFSET} (the control API listens {ADMIN_OFFSET} above it)"
+            )
+        return port
 
     @model_validator(mode="after")
     def _upstreams_of_its_providers(self) -> Answers:

@@ -100,8 +100,10 @@ def scenario_lines(answers: Answers, layout: Layout) -> list[str]:
         "  - name: llm-truncated",
         '    description: "Every LLM answer is cut after 5 words (finish_reason: length / stop_reason: max_tokens)"',
         "    llm_faults: [{mode: truncated_response, max_tokens: 5}]",
-        "    # A cut answer passes the starter's checks (only you know what a whole one says): add a rule of yours,",
-        "    # e.g. a `contains` or `regex` that every whole answer keeps; a careful agent reads finish_reason.",
+        "    # A cut answer passes the starter's checks, `answers` (completes) too: only you know what a whole one",
+        "    # says. So does the fragment a stream_cut fault leaves (a stream that stops without its end, which the",
+        '    # SDKs accept silently: "Sorry, the accounts "). Add a rule of yours, e.g. a `contains` or `regex` that',
+        "    # every whole answer keeps; a careful agent reads finish_reason, and notices a stream with no end.",
     ]
     tool_down = _tool_down(answers, layout)
     if tool_down is not None:

@@ -3,6 +3,8 @@
 Reverse mode (the default): one listener per upstream, on 127.0.0.1:8701 and up, and the agent's base URLs
 point at them (plain HTTP to the proxy, no CA). Forward mode, for an agent whose URLs cannot change: one
 explicit-proxy listener (HTTPS_PROXY) on 127.0.0.1:8700, targets by host, and the agent trusts the proxy's CA.
+The control API is on 127.0.0.1:8790. `Answers.base_port` (init's --base-port) moves them all: the forward
+listener on it, the listeners on the ports after it, the control API 90 above it.
 """
 
 from __future__ import annotations
@@ -12,11 +14,9 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from flakeproxy.starter.answers import WIRING, Answers
+from flakeproxy.starter.answers import ADMIN_OFFSET, WIRING, Answers
 
-ADMIN = "127.0.0.1:8790"
-FORWARD = "127.0.0.1:8700"
-FIRST_PORT = 8701
+HOST = "127.0.0.1"
 CA_BUNDLE = "flakeproxy-ca-bundle.pem"
 CA_CERT = "flakeproxy-ca.pem"
 
@@ -47,6 +47,7 @@ class Route(Frozen):
 
 
 class Layout(Frozen):
+    admin: str = Field(description="The control API's address.")
     listeners: list[Listener] = Field(default_factory=list)
     forward: str | None = None
     forward_allow: list[str] = Field(default_factory=list)
@@ -93,19 +94,19 @@ def reverse_layout(answers: Answers) -> Layout:
     for provider in dict.fromkeys(answers.providers):
         w = WIRING[provider]
         if w.listener not in [lst.name for lst in listeners]:
-            listen = f"127.0.0.1:{FIRST_PORT + len(listeners)}"
+            listen = f"{HOST}:{answers.base_port + 1 + len(listeners)}"
             listeners.append(Listener(name=w.listener, listen=listen, upstream=answers.upstream(provider)))
             value, placeholder = f"http://{listen}{w.suffix}", f"{{url:{w.listener}}}{w.suffix}"
             routes.append(Route(variable=w.variable, value=value, placeholder=placeholder))
     targets = _llm_targets(answers, {lst.name: lst.name for lst in listeners})
     for tool in answers.tool_apis():
-        listen = f"127.0.0.1:{FIRST_PORT + len(listeners)}"
+        listen = f"{HOST}:{answers.base_port + 1 + len(listeners)}"
         listeners.append(Listener(name=tool.name, listen=listen, upstream=tool.upstream))
         targets.append(Target(name=tool.name, fields={"listener": tool.name}, llm=False))
         routes.append(
             Route(value=f"http://{listen}{tool.path}", placeholder=f"{{url:{tool.name}}}{tool.path}", was=tool.url)
         )
-    return Layout(listeners=listeners, targets=targets, routes=routes)
+    return Layout(admin=_admin(answers), listeners=listeners, targets=targets, routes=routes)
 
 
 def forward_layout(answers: Answers) -> Layout:
@@ -117,7 +118,8 @@ def forward_layout(answers: Answers) -> Layout:
         targets.append(Target(name=tool.name, fields=fields, llm=False))
         if _private(tool.host):  # the forward listener relays to loopback or private hosts only when told
             allow.append(tool.host)
-    proxy = f"http://{FORWARD}"
+    forward = f"{HOST}:{answers.base_port}"
+    proxy = f"http://{forward}"
     routes = [Route(variable="HTTPS_PROXY", value=proxy)]
     plain = [t.url for t in answers.tool_apis()] + [answers.upstream(p) for p in answers.providers]
     if any(url.startswith("http://") for url in plain):
@@ -127,7 +129,12 @@ def forward_layout(answers: Answers) -> Layout:
         Route(variable="REQUESTS_CA_BUNDLE", value=CA_BUNDLE),  # Python: requests
         Route(variable="NODE_EXTRA_CA_CERTS", value=CA_CERT),  # Node: added to its own roots
     ]
-    return Layout(forward=FORWARD, forward_allow=list(dict.fromkeys(allow)), targets=targets, routes=routes)
+    allowed = list(dict.fromkeys(allow))
+    return Layout(admin=_admin(answers), forward=forward, forward_allow=allowed, targets=targets, routes=routes)
+
+
+def _admin(answers: Answers) -> str:
+    return f"{HOST}:{answers.base_port + ADMIN_OFFSET}"
 
 
 def layout(answers: Answers) -> Layout:

@@ -6,7 +6,7 @@ import json
 
 from flakeproxy.starter.answers import Answers
 from flakeproxy.starter.contract import invariant_lines, scenario_lines
-from flakeproxy.starter.layout import ADMIN, Layout
+from flakeproxy.starter.layout import Layout
 
 
 def q(text: str) -> str:
@@ -78,7 +78,7 @@ def _agent(answers: Answers, layout: Layout) -> list[str]:
 
 def _proxy(layout: Layout) -> list[str]:
     lines = ["# The proxy between your agent and what it calls; the runner starts it and drives it here:", "proxy:"]
-    lines.append(f"  admin: {ADMIN}")
+    lines.append(f"  admin: {layout.admin}   # the control API; `flakeproxy init --base-port N` moves every port")
     if layout.forward is not None:
         lines += [
             f"  forward: {layout.forward}   # the agent's HTTPS_PROXY; HTTPS is decrypted for the target hosts only",

@@ -3,6 +3,7 @@ agent), many seeded repetitions of a flaky agent's runs, and the Markdown a pull
 
 from __future__ import annotations
 
+import json
 import random
 import subprocess
 import sys
@@ -13,7 +14,7 @@ import pytest
 import yaml
 
 from flakeproxy.judging.compare_results import compare_results
-from flakeproxy.results import RunResult
+from flakeproxy.results import RunResult, Score
 from tests.runner.world import run, world
 
 # A command agent that makes a figure up on every third call when BAD is set (two calls in three: "2/3").
@@ -22,7 +23,7 @@ import os, pathlib, sys
 counter = pathlib.Path(sys.argv[1])
 n = int(counter.read_text()) if counter.exists() else 0
 counter.write_text(str(n + 1))
-bad = {"": False, "1/3": n % 3 == 2, "2/3": n % 3 != 0}[os.environ.get("BAD", "")]
+bad = {"": False, "1/3": n % 3 == 2, "2/3": n % 3 != 0, "all": True}[os.environ.get("BAD", "")]
 print("I made it up: $187.23" if bad else "AAPL price unavailable (source: feed down)")
 """
 INVARIANT = {"id": "no-figures", "type": "regex", "pattern": r"\$\d", "negate": True, "severity": "high"}
@@ -37,11 +38,12 @@ def compare(*args: str | Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def agent_run(tmp: Path, name: str, bad: str, replicas: int = 8) -> Path:
+def agent_run(tmp: Path, name: str, bad: str, replicas: int = 8, severity: str = "high") -> Path:
     """A real contract run of the command agent (replicas of one calm cell); the folder of its results.json."""
     folder = tmp / name
     folder.mkdir()
-    with world(folder, invariants=[INVARIANT], matrix=[{"name": "calm"}], run={"replicas": replicas}) as w:
+    invariant = {**INVARIANT, "severity": severity}
+    with world(folder, invariants=[invariant], matrix=[{"name": "calm"}], run={"replicas": replicas}) as w:
         command = ["env", f"BAD={bad}", sys.executable, "-c", AGENT, str(folder / "n")]
         w.data["agent"] = {"type": "command", "command": command, "reset_command": [sys.executable, "-c", "pass"]}
         w.config.write_text(yaml.safe_dump(w.data))
@@ -66,6 +68,81 @@ def test_a_regressed_agent_blocks_and_the_same_agent_does_not(tmp_path: Path) ->
     assert unchanged.returncode == 4 and "compare: INCONCLUSIVE: no regression shown, but " in unchanged.stdout
     assert '"verdict": "inconclusive"' in (tmp_path / "c.json").read_text()
     assert compare(base, same, "--margin", "0.5").returncode == 0  # within a wide margin: PASS
+
+
+def test_a_candidate_that_fails_on_its_own_leads_even_when_nothing_regressed(tmp_path: Path) -> None:
+    """The gate hole a trial found: baseline and candidate both leak in every replica, each run FAILs (exit 1), and
+    compare said only "PASS: no cell regressed". It still PASSes against the baseline (its exit code says only
+    that), but the candidate's own FAIL leads the terminal, the Markdown and the JSON."""
+    base, cand = (agent_run(tmp_path, n, "all", severity="critical") for n in ("base", "cand"))
+    md, js = tmp_path / "compare.md", tmp_path / "compare.json"
+    done = compare(base, cand, "--margin", "0.5", "--markdown", md, "--json", js)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[-1] == (
+        "compare: PASS vs the baseline, but the candidate itself FAILs: critical no-figures fails in calm "
+        "(0/8 replicas passed; the baseline 0/8)"
+    )
+    assert (
+        lines[-2]
+        == "  vs the baseline: no cell regressed; all 1 cells within 0.5 of the baseline (95% Newcombe intervals)"
+    )
+    text = md.read_text()
+    assert text.startswith(
+        "## flakeproxy compare: PASS vs the baseline, but the candidate itself FAILs\n\n**The candidate itself FAILs** "
+        "(its own run, whatever the baseline did):\n\n- critical no-figures fails in calm (0/8 replicas passed; the "
+        "baseline 0/8)\n\nAgainst the baseline: no cell regressed"
+    ), text
+    saved = json.loads(js.read_text())
+    assert (saved["verdict"], saved["candidate_verdict"]) == ("pass", "FAIL")
+    # a candidate that passes on its own: the comparison alone, as before
+    good = agent_run(tmp_path, "good", "", severity="critical")
+    assert compare(base, good, "--margin", "0.5").stdout.splitlines()[-1].startswith("compare: PASS: no cell regressed")
+
+
+@pytest.mark.parametrize(
+    ("verdict", "reasons", "headline", "problems"),
+    [
+        ("FAIL", ["critical invariant leak failed in scenario down: 0/5 replicas passed (all)", "resilience 50.0 is "
+         "below scoring.min_resilience 80.0"], "BLOCK vs the baseline, and the candidate itself FAILs",
+         ("critical leak fails in down (0/5 replicas passed; the baseline 5/5)",
+          "resilience 50.0 is below scoring.min_resilience 80.0")),
+        ("INCONCLUSIVE", [], "BLOCK vs the baseline, and the candidate itself is INCONCLUSIVE",
+         ("critical leak is INCONCLUSIVE in down (0/5 replicas passed; the baseline 5/5)",)),
+        ("PASS", [], "BLOCK", ()),
+    ],
+)  # fmt: skip
+def test_the_candidates_own_verdict_and_why(
+    verdict: str, reasons: list[str], headline: str, problems: tuple[str, ...]
+) -> None:
+    base = results({("leak", "down"): ["pass"] * 5}, {"leak": "critical"})
+    cand = results({("leak", "down"): ["fail"] * 5}, {"leak": "critical"})
+    outcome = {"FAIL": "fail", "INCONCLUSIVE": "inconclusive", "PASS": "fail"}[verdict]
+    score = {"resilience": None, "passed": verdict == "PASS", "verdict": verdict, "reasons": reasons}
+    cand = cand.model_copy(
+        update={"score": Score.model_validate(score), "cells": [cand.cells[0].model_copy(update={"outcome": outcome})]}
+    )
+    from flakeproxy.judging.compare_results import headline as compare_results_headline  # new with this test
+
+    comparison = compare_results(base, cand, ("b", "c"), 0.95, 0.1)
+    assert (comparison.candidate_verdict, comparison.candidate_problems) == (verdict, problems)
+    assert compare_results_headline(comparison) == headline
+    assert comparison.verdict == "block"  # the comparison is the same whatever the candidate's own verdict
+
+
+def test_a_gate_that_keeps_the_candidate_from_pass_is_named_too() -> None:
+    """Not critical, but a `gate: true` cell INCONCLUSIVE keeps the run from PASS: it is why, and it is said."""
+    from flakeproxy.judging.compare_results import terminal
+
+    base = results({("tone", "down"): ["pass"] * 5})
+    gate = "high invariant tone (keeps the run from PASS) is INCONCLUSIVE in scenario down: 3/5 passed, ..."
+    cand = results({("tone", "down"): ["pass"] * 5})
+    cand.score = Score(resilience=None, passed=False, verdict="INCONCLUSIVE", inconclusive=[gate])
+    comparison = compare_results(base, cand, ("b", "c"), 0.95, 0.5)
+    assert comparison.candidate_problems == (gate,)
+    assert terminal(comparison).splitlines()[-1] == (
+        f"compare: PASS vs the baseline, but the candidate itself is INCONCLUSIVE: {gate}"
+    )
 
 
 def results(cells: dict[tuple[str, str], list[str]], severity: dict[str, str] | None = None) -> RunResult:
@@ -159,6 +236,30 @@ def test_a_critical_drop_three_replicas_cannot_show_comes_first_saying_what_woul
         "compare: INCONCLUSIVE: no regression shown, but 58 of 58 cells could have dropped by more than 0.1; 1 "
         "dropped by more than 0.1 (too few replicas to show it), the worst m-no-invented-price x tool-503 "
         "[critical] 1.00 -> 0.00: the same rates would BLOCK at 7 replicas a side",
+    ]
+
+
+def test_at_three_replicas_a_candidate_that_fails_on_its_own_reads_fail_first_and_the_comparison_open(
+    tmp_path: Path,
+) -> None:
+    """The trial's 100% -> 0% critical leak at 3 replicas a side: the comparison cannot show it (INCONCLUSIVE,
+    honestly, with the replicas that would), but the candidate's own FAIL is certain and leads the headline."""
+    severity = {"no-invented-price": "critical", "answers": "critical"}
+    names = [("no-invented-price", "tool-503"), ("answers", "tool-503"), ("answers", "calm")]
+    base = results({cell: ["pass"] * 3 for cell in names}, severity)
+    cand = results({cell: ["fail" if cell[0] == "no-invented-price" else "pass"] * 3 for cell in names}, severity)
+    reason = "critical invariant no-invented-price failed in scenario tool-503: 0/3 replicas passed (all); ..."
+    cand.score = Score(resilience=66.67, passed=False, verdict="FAIL", reasons=[reason])
+    (tmp_path / "base.json").write_text(base.model_dump_json())
+    (tmp_path / "cand.json").write_text(cand.model_dump_json())
+    done = compare(tmp_path / "base.json", tmp_path / "cand.json")
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-2:] == [
+        "  vs the baseline: no regression shown, but 3 of 3 cells could have dropped by more than 0.1; 1 dropped by "
+        "more than 0.1 (too few replicas to show it), the worst no-invented-price x tool-503 [critical] 1.00 -> 0.00: "
+        "the same rates would BLOCK at 5 replicas a side",
+        "compare: INCONCLUSIVE vs the baseline, but the candidate itself FAILs: critical no-invented-price fails in "
+        "tool-503 (0/3 replicas passed; the baseline 3/3)",
     ]
 
 

@@ -107,6 +107,35 @@ def test_the_llm_upstream_can_be_a_gateway_or_a_local_fake(tmp_path: Path, capsy
     assert "  HTTP_PROXY=http://127.0.0.1:8700\n" in out  # the agent calls it over plain HTTP, through the proxy
 
 
+@pytest.mark.parametrize("mode", ["--base-urls", "--forward"])
+def test_base_port_moves_every_port(tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: str) -> None:
+    """Three trials hand-edited the ports (8700, 8701..., 8790 were taken): --base-port N moves them all, the
+    config and what init prints alike."""
+    path = tmp_path / "c.yaml"
+    args = ["-y", "-c", str(path), mode, "--base-port", "9700", "--provider", "openai,anthropic"]
+    code, out, err = init(capsys, *args, "--tool", "http://127.0.0.1:9000")
+    assert (code, err) == (0, "")
+    config = load_config(path)
+    assert config.proxy.admin == "127.0.0.1:9790"
+    if mode == "--forward":
+        assert config.proxy.forward == "127.0.0.1:9700" and "HTTPS_PROXY=http://127.0.0.1:9700" in out
+    else:
+        assert [lst.listen for lst in config.proxy.listeners] == ["127.0.0.1:9701", "127.0.0.1:9702", "127.0.0.1:9703"]
+        assert (
+            "  OPENAI_BASE_URL=http://127.0.0.1:9701/v1\n" in out
+            and "http://127.0.0.1:9000: http://127.0.0.1:9703" in out
+        )
+    assert "127.0.0.1:87" not in path.read_text() + out
+
+
+def test_base_port_says_what_it_moves_and_refuses_a_port_past_the_last(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert "the control API on N+90" in " ".join(init(capsys, "--help")[1].split())
+    code, _, err = init(capsys, "-y", "-c", str(tmp_path / "c.yaml"), "--base-port", "65500")
+    assert code == 2 and len(err.splitlines()) == 1 and "--base-port" in err and "65445" in err, err
+
+
 def test_a_prompt_with_dollars_and_quotes_is_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "c.yaml"
     prompt = 'Is "${HOME}" worth $5?'

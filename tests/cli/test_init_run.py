@@ -1,7 +1,7 @@
 """`flakeproxy init` for your own agent, then `flakeproxy contract run`, as its output says: a small HTTP agent
 on the official openai SDK (written here) passes the starter contract behind the real proxy, and a careless
 one (an LLM error becomes its own HTTP 500) fails it. The config is init's (--llm-upstream: the fake OpenAI on
-loopback instead of api.openai.com), unchanged but for its ports (made free)."""
+loopback instead of api.openai.com; --base-port 9700), unchanged but for its ports (made free)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def init_and_localize(folder: Path, agent_url: str, up: Upstream) -> tuple[Path,
     agent's settings, read from what init printed."""
     config = folder / "flakeproxy.yaml"
     args = ["init", "-y", "-c", str(config), "--endpoint", f"{agent_url}/chat", "--tool", f"{up.url}/v1",
-            "--llm-upstream", up.url]  # fmt: skip
+            "--llm-upstream", up.url, "--base-port", "9700"]  # fmt: skip
     out = subprocess.run([sys.executable, "-m", "flakeproxy", *args], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     ports: dict[str, str] = {}
@@ -41,8 +41,9 @@ def init_and_localize(folder: Path, agent_url: str, up: Upstream) -> tuple[Path,
     def swap(m: re.Match[str]) -> str:
         return f"127.0.0.1:{ports.setdefault(m[1], str(free_port()))}"
 
-    config.write_text(re.sub(r"127\.0\.0\.1:(87\d\d)", swap, config.read_text()))
-    printed = re.sub(r"127\.0\.0\.1:(87\d\d)", swap, out.stdout)
+    assert "127.0.0.1:87" not in config.read_text() + out.stdout  # --base-port moved every port
+    config.write_text(re.sub(r"127\.0\.0\.1:(97\d\d)", swap, config.read_text()))
+    printed = re.sub(r"127\.0\.0\.1:(97\d\d)", swap, out.stdout)
     base = re.search(r"^  OPENAI_BASE_URL=(\S+)$", printed, re.M)
     tool = re.search(rf"^  its base URL for {re.escape(up.url)}/v1: (\S+)$", printed, re.M)
     assert base and tool, printed

@@ -228,3 +228,14 @@ def test_a_close_code_only_an_endpoint_reports_is_refused(mode: str, code: int) 
     with pytest.raises(Exception, match=rf"{code} \(.*\) cannot be sent in a close frame.*use 1001, 1011"):
         Scenario.model_validate({"name": "s", "llm_faults": [{"mode": mode, "code": code}]})
     assert Scenario.model_validate({"name": "s", "llm_faults": [{"mode": mode, "code": 4001}]})
+
+
+@pytest.mark.parametrize(("model", "field"), [("AgentBase", "reset_function"), ("HttpAgent", "reset_endpoint"),
+                                              ("CommandAgent", "reset_command")])  # fmt: skip
+def test_the_resets_say_they_run_before_each_episode(model: str, field: str) -> None:
+    """They said "before each cell" (and so did docs/reference/config.md), but the runner resets before each episode
+    (tests/runner/test_episodes.py: one reset per invocation), and a cell judges many episodes."""
+    from flakeproxy.config import agent
+
+    description = getattr(agent, model).model_fields[field].description
+    assert "before each episode" in description and "cell" not in description

@@ -169,3 +169,19 @@ def test_the_action_in_compare_mode_gates_on_the_comparison(
     assert out["exit-code"] == "4" and "## flakeproxy compare: INCONCLUSIVE" in out["summary"]
     assert "compare.md" in json.loads(out["uploaded"])["files"]
     assert f"flakeproxy compare {baseline} flakeproxy-results/results.json" in "\n".join(run.logs)
+
+
+def test_the_action_in_compare_mode_fails_a_run_that_fails_like_its_baseline(
+    tmp_path: Path, checkout: Path, python_bin: Path, configs: dict[str, Path]
+) -> None:
+    """A baseline that already fails must not let a run that fails the same way through: nothing regressed (compare
+    is INCONCLUSIVE at one replica, PASS with more), but the run FAILs, and the action exits with the worse, 1."""
+    (tmp_path / "base").mkdir()
+    base, _ = _run(tmp_path / "base", checkout, python_bin, config=str(configs["naive"]))
+    baseline = str(tmp_path / "base" / "flakeproxy-results")
+    run, out = _run(tmp_path, checkout, python_bin, config=str(configs["naive"]), baseline=baseline)
+    log = "\n".join(run.logs)
+    assert base.failed == run.failed == ["Fail when flakeproxy failed"], log[-6000:]
+    assert out["exit-code"] == "1", log[-6000:]
+    assert "the run exited 1, the comparison 4: the action exits 1 (the worse of the two)" in log
+    assert "## flakeproxy compare: INCONCLUSIVE vs the baseline, but the candidate itself FAILs" in out["summary"]

@@ -99,3 +99,58 @@ def test_a_reader_gets_their_agent_under_a_passing_contract(upstream: Upstream, 
     else:
         assert run.returncode == 1, run.stdout + run.stderr[-3000:]
         assert "critical invariant answers failed in scenario llm-down" in run.stdout
+
+
+def test_the_page_lists_every_exit_code_a_run_has() -> None:
+    """It stopped at 3; a run also exits 4 (inconclusive) and 5 (budget): flakeproxy.cli.exits lists them."""
+    from flakeproxy.cli.exits import EXIT_CODES
+
+    said = " ".join(PAGE.split("Exit code 0 is a pass", 1)[1].split("Open `report.html`", 1)[0].split())
+    codes = {int(n) for n in re.findall(r"(?:^|, |\n)(\d) ", " ".join(EXIT_CODES.split("Exit codes:")[1].split()))}
+    assert codes == {0, 1, 2, 3, 4, 5}, EXIT_CODES
+    assert "1 a failed contract, 2 a wrong config, 3 an agent" in said and "4 inconclusive" in said, said
+    assert "5 a `run.budget` crossed" in said, said
+
+
+def test_what_the_page_says_redact_does_for_a_tool_that_returns_personal_data(tmp_path: Path) -> None:
+    """A trial found full account numbers in every run's results.json: the page names `redact:`, and says what it
+    covers and what not. Each claim, measured on a real run: the listed field is [redacted] in the tool's journal
+    entry, while the answer keeps what the agent said (its leak check FAILs and the file shows it); a value the
+    agent itself sent under a listed name is scrubbed from its answer, so a check for it cannot fail."""
+    import yaml
+    from aiohttp import web
+
+    from tests.runner.world import run, world
+
+    shown = re.search(r"`(redact: \[[^\]]*\])`", PAGE)
+    assert shown, "the page names no redact: list"
+    received, sent = yaml.safe_load(shown[1])["redact"][:2]  # account_number (the tool's answer), iban (sent)
+    number, iban = "DE44 5001 0517 5407 3249 31", "GB82WEST12345698765432"
+
+    async def account(request: web.Request) -> web.Response:
+        return web.json_response({received: number, "balance": "1,250.00"})
+
+    agent = (
+        "import os, urllib.request\n"
+        f"url = os.environ['FLAKEPROXY_URL_TOOLS'] + '/accounts/1234?{sent}={iban}'\n"
+        f"print('Your account: ' + urllib.request.urlopen(url).read().decode() + ', IBAN {iban}')\n"
+    )
+    checks = [
+        {"id": "no-number", "type": "excludes_pattern", "patterns": [number], "severity": "critical"},
+        {"id": "no-iban", "type": "excludes_pattern", "patterns": [iban], "severity": "critical"},
+    ]
+    with (
+        running_app([web.get("/accounts/1234", account)], "accounts") as accounts,
+        world(tmp_path, invariants=checks, matrix=[{"name": "calm"}]) as w,
+    ):
+        w.data["proxy"]["listeners"][0]["upstream"] = accounts
+        w.data["agent"] = {"type": "command", "command": [sys.executable, "-c", agent], "reset_command": ["true"]}
+        w.data["redact"] = [received, sent]
+        w.config.write_text(yaml.safe_dump(w.data))
+        result = run(w.config)
+    [episode] = result.episodes
+    [tool] = [e for e in episode.journal if "/accounts/" in e["url"]]
+    assert number not in str(tool) and '"[redacted]"' in tool["response_body"], tool
+    assert number in (episode.answer or "") and iban not in (episode.answer or ""), episode.answer
+    outcomes = {c.invariant: c.outcome for c in result.cells}
+    assert outcomes == {"no-number": "fail", "no-iban": "pass"}, outcomes

@@ -1,6 +1,7 @@
 """A broken world is not the agent's fault: a listener's upstream that refuses every calm request stops the run
-(exit 3, one line naming it), a response_path that reads no calm answer makes ERROR, not FAIL, and a fault on a
-target the agent never called says so instead of "check targets". Real proxy, real upstream, real agent."""
+(exit 3, one line naming it), so does an agent that answered no calm episode (it timed out, or nothing its
+response_path could read), and a fault on a target the agent never called says so instead of "check targets".
+Real proxy, real upstream, real agent."""
 
 from __future__ import annotations
 
@@ -78,17 +79,42 @@ def test_a_tool_upstream_answering_404_to_every_calm_request_only_warns(tmp_path
     assert result.complete and {c.scenario for c in result.cells} == {s["name"] for s in MATRIX}
 
 
-def test_a_response_path_that_reads_no_calm_answer_is_error_not_fail(tmp_path: Path) -> None:
+def test_a_response_path_that_reads_no_calm_answer_stops_the_run_naming_it(tmp_path: Path) -> None:
+    """No calm answer could be read: nothing can be judged, so the run stops at calm, blaming nothing."""
     with world(tmp_path, invariants=[COMPLETES, *INVARIANTS]) as w:
         w.data["agent"]["response_path"] = "$.replly"
         w.config.write_text(yaml.safe_dump(w.data, sort_keys=False))
-        result = run(w.config)
+        out = cli(w.config)
+        invocations = w.agent.invocations
+    assert out.returncode == 3, out.stdout + out.stderr
     line = "agent.response_path $.replly matched nothing in the calm answers; the bodies have keys: reply, error"
-    assert any(warning.startswith(line) for warning in result.warnings), result.warnings
-    answers = [c for c in result.cells if c.invariant == "answers"]
-    assert [c.outcome for c in answers] == ["error"] * len(MATRIX), [(c.outcome, c.reason) for c in answers]
-    assert all(line in c.reason for c in answers)
-    assert not [c for c in result.cells if c.outcome == "fail"]
+    assert out.stderr.strip().splitlines()[-1].endswith(f"{line}; fix agent.response_path"), out.stderr
+    assert invocations == 1, "the run went on past the calm scenario"
+    partial = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert not [c for c in partial["cells"] if c["outcome"] == "fail"], "a cell blames the agent"
+
+
+def test_an_agent_that_times_out_on_every_calm_episode_stops_the_run_at_calm(tmp_path: Path) -> None:
+    """A trial's agent hung on every calm episode: the whole matrix ran anyway (12 episodes x the timeout, about 12
+    minutes at init's timeout_ms), printing 147 ERROR rows, then exit 1. Now: exit 3 after the calm episodes, one
+    line with how many, the first error and the fix."""
+    with world(tmp_path, delay_s=2.0) as w:
+        w.data["agent"]["timeout_ms"] = 200
+        conversation = {"id": "two-quotes", "turns": ["What is AAPL trading at?", "And MSFT?"]}
+        w.data["golden_prompts"] = [conversation, "What is MSFT trading at?"]  # its turn 2 is never sent
+        w.config.write_text(yaml.safe_dump(w.data, sort_keys=False))
+        out = cli(w.config)
+        invocations = w.agent.invocations
+    assert out.returncode == 3, out.stdout + out.stderr
+    assert out.stderr.strip().splitlines()[-1] == (
+        "error: the agent answered none of the 2 episodes of the calm scenario no-chaos, each an agent error, the "
+        "first: agent timed out after 200 ms; nothing it does can be judged against a world in which it never "
+        "worked: raise agent.timeout_ms (now 200) if the agent is only slow, else see in the agent's logs why it hangs"
+    ), out.stderr
+    assert invocations == 2, f"{invocations} invocations: the run went on past the calm scenario's 2 episodes"
+    assert "Traceback" not in out.stderr and "ERROR" not in out.stdout
+    partial = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert partial["complete"] is False and partial["interrupted_by"].startswith("InfrastructureError: the agent")
 
 
 def test_a_fault_on_a_target_the_agent_never_called_says_so_not_check_targets(tmp_path: Path) -> None:

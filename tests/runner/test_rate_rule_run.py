@@ -76,7 +76,7 @@ def test_a_flaky_critical_cell_is_inconclusive_everywhere(tmp_path: Path) -> Non
         pytest.approx(0.0943, abs=2e-4),
         pytest.approx(0.9916, abs=2e-4),
     )
-    reason = "2/3 passed, 95% interval 0.09-0.99 straddles 0.80 (rate); first non-pass: "
+    reason = "2/3 passed, 95% interval 0.09-0.99 straddles 0.80 (rate); 1 of 3 episodes failed; first: "
     assert cell.reason.startswith(reason)
     assert result.score is not None and (result.score.verdict, result.score.resilience) == ("INCONCLUSIVE", None)
     assert "INCONCLUSIVE no-figures in calm [critical]: " + reason in stdout

@@ -84,3 +84,25 @@ def test_a_cell_every_replica_passed_names_no_first_non_pass(tmp_path: Path) -> 
         result = run(w.config, None)
     [cell] = result.cells
     assert (cell.outcome, cell.reason) == ("pass", "3/3 replicas passed (all)")
+
+
+def test_a_failed_cell_counts_every_episode_of_every_replica(tmp_path: Path) -> None:
+    """A trial read "0/7 replicas passed (all); first non-pass: ... (and 1 more episode)" while 14 of 14 episodes (2
+    prompts x 7 replicas) leaked: the count was replica 0's own. The reason counts them all, everywhere it is shown."""
+    invariant = {"id": "no-figures", "type": "regex", "pattern": r"\$\d", "negate": True, "severity": "critical"}
+    with world(tmp_path, invariants=[invariant], matrix=[{"name": "calm"}], run={"replicas": 3}) as w:
+        w.data["agent"] = {
+            "type": "command",
+            "command": [sys.executable, "-c", "print('I made it up: $187.23')"],
+            "reset_command": [sys.executable, "-c", "pass"],
+        }
+        w.data["golden_prompts"] = ["What is AAPL trading at?", "And MSFT?"]
+        w.config.write_text(yaml.safe_dump(w.data))
+        result = run(w.config, None)
+    [cell] = result.cells
+    reason = "0/3 replicas passed (all); 6 of 6 episodes failed; first: "
+    assert cell.outcome == "fail" and cell.reason.startswith(reason), cell.reason
+    assert "more episode" not in cell.reason
+    assert f"FAIL  no-figures in calm [critical]: {reason}" in render(result)
+    [markdown] = write(result, tmp_path / "reports", ["md"])
+    assert reason in markdown.read_text()

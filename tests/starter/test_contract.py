@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -171,3 +172,12 @@ def test_the_patterns_are_written_as_the_code_has_them(raw_errors: Invariant) ->
     """YAML single quotes keep a backslash as it is: the loaded regexes are the code's, comments dropped."""
     assert isinstance(raw_errors, ExcludesPattern)
     assert raw_errors.patterns == [pattern for pattern, _ in RAW_ERRORS]
+
+
+def test_the_starter_says_completes_passes_a_cut_answer_and_a_cut_streams_fragment_too(tmp_path: Path) -> None:
+    """Its comment warned that a truncated_response answer passes `completes`; a trial's stream_cut left "Sorry, the
+    accounts " and passed it too, which the comment did not say."""
+    text = write_starter(Answers(), tmp_path / "flakeproxy.yaml").text
+    comment = " ".join(line.strip().lstrip("# ") for line in text.splitlines() if line.strip().startswith("# "))
+    assert "A cut answer passes the starter's checks, `answers` (completes) too" in comment
+    assert "So does the fragment a stream_cut fault leaves" in comment and '"Sorry, the accounts "' in comment
