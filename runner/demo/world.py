@@ -4,6 +4,7 @@ rule-based mutations and a replayed incident) against each agent, print both mat
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 from collections.abc import Callable
 from pathlib import Path
@@ -137,10 +138,14 @@ MATRIX: list[dict[str, Any]] = [
 ]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+def free_ports(n: int) -> list[int]:
+    """n different loopback ports free now: each socket is held until all are bound, or bind(0) could hand out the
+    same port twice (seen: 'address used twice (listener llm and admin)')."""
+    with contextlib.ExitStack() as held:
+        sockets = [held.enter_context(socket.socket()) for _ in range(n)]
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [int(s.getsockname()[1]) for s in sockets]
 
 
 def demo_config(agent_url: str, upstream: str, ports: dict[str, int], out: Path) -> dict[str, Any]:
@@ -188,14 +193,14 @@ async def _serve(app: web.Application, port: int) -> web.AppRunner:
 
 async def run_demo(output: Path, say: Callable[[str], None], progress: Callable[[str], None]) -> dict[str, RunResult]:
     """Both agents through the whole matrix; their results, by agent name."""
-    upstream_port = free_port()
+    [upstream_port] = free_ports(1)
     runners = [await _serve(upstream_app(), upstream_port)]
     results: dict[str, RunResult] = {}
     try:
         for name, careful in (("careful", True), ("naive", False)):
-            ports = {key: free_port() for key in ("admin", "llm", "tools", "mcp")}
+            agent_port, *mine = free_ports(5)  # this agent's world, picked as it starts
+            ports = dict(zip(("admin", "llm", "tools", "mcp"), mine, strict=True))
             urls = Urls(*(f"http://127.0.0.1:{ports[key]}" for key in ("llm", "tools", "mcp")))
-            agent_port = free_port()
             runners.append(await _serve(agent_app(DemoAgent(careful, urls)), agent_port))
             folder = output / name
             folder.mkdir(parents=True, exist_ok=True)
