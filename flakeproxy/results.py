@@ -105,6 +105,11 @@ class Episode(Model):
     )
     journal: list[dict[str, Any]] = Field(default_factory=list)
     unattributed: int = Field(0, description="Requests seen while this episode ran that could not be tied to it.")
+    scrubbed: int = Field(
+        0,
+        description="Secret values the episode sent (a key, a token, a field named in redact:) that its answers or "
+        "errors repeated: scrubbed before any check read them, so a check that forbids content cannot pass them.",
+    )
     unsettled: int = Field(
         0, description="Exchanges still open when the episode ended, after waiting 2 s for them to reach the agent."
     )

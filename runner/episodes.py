@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -16,7 +17,7 @@ from flakeproxy.config import FlakeproxyConfig, Scenario
 from flakeproxy.invariants.base import Invariant
 from flakeproxy.judging.cells import Context, judge_episode, judges
 from flakeproxy.proxycore.delivery import mark_delivery
-from flakeproxy.proxycore.redact_values import scrub_nested, searchable
+from flakeproxy.proxycore.redact_values import REDACTED, scrub_nested, searchable
 from flakeproxy.results import Episode
 from flakeproxy.runner.agents.base import Agent, Invocation
 from flakeproxy.runner.agents.python import import_object
@@ -126,7 +127,8 @@ class EpisodeRunner:
             await hook.begun(episode, cell)
         how = dataclasses.replace(how, cell=cell, trace=dataclasses.replace(trace, cell=cell))
         exchange = await converse(self.agent, self.ports, episode, how)
-        records = await self._end(cell, exchange.texts())
+        said = exchange.texts()
+        records = await self._end(cell, said)
         texts, journal = records.texts, records.journal
         assert texts is not None  # _end hands back the texts, as the last port that scrubbed them gave them
         spans = scrub_spans(await agent_spans(self.control, self.config, trace, journal, cell), records.secrets)
@@ -140,6 +142,7 @@ class EpisodeRunner:
                 "transcript": exchange.transcript(texts),
                 "journal": mark_delivery(journal, self.llm_targets),
                 "unsettled": len(records.unsettled),
+                "scrubbed": scrubbed_count(said, texts),
                 "traceparent": trace.traceparent,
                 "agent_spans": spans,
             }
@@ -180,3 +183,12 @@ class EpisodeRunner:
         ctx = Context(self.config)
         verdicts = {i.id: await asyncio.to_thread(judge_episode, i, episode, ctx) for i in state}
         return episode.model_copy(update={"state_verdicts": verdicts})
+
+
+def scrubbed_count(said: Sequence[str | None], kept: Sequence[str | None]) -> int:
+    """How many secret values the ports scrubbed from the agent's texts (each `[redacted]` they added)."""
+    return sum(
+        after.count(REDACTED) - before.count(REDACTED)
+        for before, after in zip(said, kept, strict=False)
+        if before is not None and after is not None
+    )

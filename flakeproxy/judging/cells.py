@@ -139,7 +139,15 @@ def _verdict(invariant: Invariant, episode: Episode, ctx: Context) -> Verdict:
             f"{attribution_fix(ctx.config)}",
         )
     verdict = invariant.evaluate(observe(episode, ctx))
-    return negated(verdict) if invariant.negate else verdict
+    verdict = negated(verdict) if invariant.negate else verdict
+    if verdict.outcome == "pass" and invariant.forbids_content and episode.scrubbed:
+        return Verdict(
+            "error",
+            f"the agent's answers repeated {episode.scrubbed} secret value(s) this episode sent (a key, a token, a "
+            "field named in redact:), scrubbed before any check reads them, so this check cannot tell whether they "
+            "break it; an answer that repeats a secret is a leak in itself",
+        )
+    return verdict
 
 
 def judge_episode(invariant: Invariant, episode: Episode, ctx: Context) -> EpisodeVerdict:
