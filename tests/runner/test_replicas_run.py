@@ -71,17 +71,23 @@ def _junit_and_markdown_say_it(result: RunResult, out: Path) -> None:
     assert "| no-figures | calm | 2/3 | 67% [21%, 94%] | 1.0 | 0.3333 |" in text
 
 
+def _three_replicas_answering(
+    tmp_path: Path, answer: str, severity: str, prompts: list[str] | None = None
+) -> RunResult:
+    """A calm-only run of 3 replicas of a command agent that prints `answer`, judged by a no-figures check."""
+    invariant = {"id": "no-figures", "type": "regex", "pattern": r"\$\d", "negate": True, "severity": severity}
+    with world(tmp_path, invariants=[invariant], matrix=[{"name": "calm"}], run={"replicas": 3}) as w:
+        command = [sys.executable, "-c", f"print({answer!r})"]
+        w.data["agent"] = {"type": "command", "command": command, "reset_command": [sys.executable, "-c", "pass"]}
+        if prompts:
+            w.data["golden_prompts"] = prompts
+        w.config.write_text(yaml.safe_dump(w.data))
+        return run(w.config, None)
+
+
 def test_a_cell_every_replica_passed_names_no_first_non_pass(tmp_path: Path) -> None:
     """A new user's trial read "3/3 replicas passed (all); first non-pass: -": there was none, so nothing is said."""
-    invariant = {"id": "no-figures", "type": "regex", "pattern": r"\$\d", "negate": True, "severity": "high"}
-    with world(tmp_path, invariants=[invariant], matrix=[{"name": "calm"}], run={"replicas": 3}) as w:
-        w.data["agent"] = {
-            "type": "command",
-            "command": [sys.executable, "-c", "print('AAPL price unavailable (source: feed down)')"],
-            "reset_command": [sys.executable, "-c", "pass"],
-        }
-        w.config.write_text(yaml.safe_dump(w.data))
-        result = run(w.config, None)
+    result = _three_replicas_answering(tmp_path, "AAPL price unavailable (source: feed down)", "high")
     [cell] = result.cells
     assert (cell.outcome, cell.reason) == ("pass", "3/3 replicas passed (all)")
 
@@ -89,16 +95,9 @@ def test_a_cell_every_replica_passed_names_no_first_non_pass(tmp_path: Path) -> 
 def test_a_failed_cell_counts_every_episode_of_every_replica(tmp_path: Path) -> None:
     """A trial read "0/7 replicas passed (all); first non-pass: ... (and 1 more episode)" while 14 of 14 episodes (2
     prompts x 7 replicas) leaked: the count was replica 0's own. The reason counts them all, everywhere it is shown."""
-    invariant = {"id": "no-figures", "type": "regex", "pattern": r"\$\d", "negate": True, "severity": "critical"}
-    with world(tmp_path, invariants=[invariant], matrix=[{"name": "calm"}], run={"replicas": 3}) as w:
-        w.data["agent"] = {
-            "type": "command",
-            "command": [sys.executable, "-c", "print('I made it up: $187.23')"],
-            "reset_command": [sys.executable, "-c", "pass"],
-        }
-        w.data["golden_prompts"] = ["What is AAPL trading at?", "And MSFT?"]
-        w.config.write_text(yaml.safe_dump(w.data))
-        result = run(w.config, None)
+    result = _three_replicas_answering(
+        tmp_path, "I made it up: $187.23", "critical", ["What is AAPL trading at?", "And MSFT?"]
+    )
     [cell] = result.cells
     reason = "0/3 replicas passed (all); 6 of 6 episodes failed; first: "
     assert cell.outcome == "fail" and cell.reason.startswith(reason), cell.reason
