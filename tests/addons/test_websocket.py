@@ -94,7 +94,7 @@ def test_a_connection_is_one_journal_entry_with_its_messages_attributed_and_reda
     ws = entry["websocket"]
     kinds = [(m["from"], m["text"].split('"type": "', 1)[1].split('"', 1)[0]) for m in ws["messages"]]
     # the SDK sends session.update without waiting for session.created: which reaches the proxy first is a race
-    assert [k for k in kinds if k[0] == "server"][0] == ("server", "session.created")
+    assert next(k for k in kinds if k[0] == "server") == ("server", "session.created")
     assert ("client", "session.update") in kinds
     assert ("server", "response.done") in kinds and ("client", "response.create") in kinds
     assert ws["message_count"] == len(ws["messages"]) and ws["closed_by"] == "client" and ws["close_code"] == 1000
