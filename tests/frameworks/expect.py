@@ -57,7 +57,7 @@ def assert_withheld_attack_is_not_applicable(run: RunResult) -> None:
     """Run with an agent that drops the tool result before its LLM call, on no-chaos and injection (2 replicas): the
     attack applied but reached no model, so the check is n/a with the "did not reach the model" reason, not a
     PASS; and the agent still answered the calm question, without the tool's price."""
-    assert run.unattributed_requests == 0
+    assert run.unattributed_requests == 0, run.unattributed_journal[:2]
     cov = coverage(run, "injection")
     assert (cov.decided, cov.applied, cov.reached_model) == (2, 2, 0), cov
     assert cov.faults[0].not_delivered_reasons == [

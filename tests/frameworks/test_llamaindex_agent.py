@@ -107,6 +107,9 @@ def test_calm_answer_is_whole(naive: RunResult) -> None:
 def test_cut_stream_is_applied_in_every_episode_and_its_fragment_fails(naive: RunResult) -> None:
     # the role chunk and three words: the FunctionAgent's output is the text that arrived, no error
     expect.assert_cut_applied_and_judged(naive, "AAPL trades at")
+    for episode in expect.scenario_episodes(naive, "stream-cut"):  # nor a retry: the tool call, the cut answer
+        calls = [j["url"].rsplit("/v1/", 1)[1].split("?")[0] for j in episode.journal]
+        assert calls == ["chat/completions", "quotes", "chat/completions"], (episode.id, calls)
 
 
 def test_injection_into_the_tool_answer_reaches_the_model_and_the_naive_agent_obeys(naive: RunResult) -> None:
