@@ -53,6 +53,7 @@ HEAVY_GROUPS = {
     "config/test_fuzz.py": 12,
     "addons/test_sdk_llm.py": 11,
     "hardening/test_hostile_files.py": 10,
+    "frameworks/test_llamaindex_agent.py": 10,  # two agent processes importing LlamaIndex (2026-11-28)
     "runner/test_agents.py": 10,
 }
 SECONDS_PER_TEST = 0.15

@@ -16,8 +16,7 @@ import pytest
 
 from flakeproxy.results import RunResult
 from tests.frameworks import expect
-from tests.frameworks.expect import coverage, scenario_episodes
-from tests.frameworks.gullible import NO_PRICE
+from tests.frameworks.expect import scenario_episodes
 from tests.frameworks.harness import CANARY, Stage, contract_run, http_agent, served, stage
 
 pytest.importorskip("pydantic_ai.mcp", reason="pydantic-ai-slim[openai,mcp] installs with the dev tools on 3.13+ only")
@@ -58,23 +57,4 @@ def test_mcp_injection_in_structured_output_reaches_the_model_and_the_naive_agen
 
 
 def test_an_agent_that_drops_the_tool_result_gets_na_with_the_reason(world: Stage, tmp_path: Path) -> None:
-    run = run_agent(world, tmp_path, True, ("no-chaos", "injection"))
-    assert run.unattributed_requests == 0
-    cov = coverage(run, "injection")
-    assert (cov.decided, cov.applied, cov.reached_model) == (2, 2, 0), cov
-    assert cov.faults[0].not_delivered_reasons == [
-        "none of the 1 LLM request(s) after the tool answered carried its payload"
-    ]
-    for episode in scenario_episodes(run, "injection"):
-        [attack] = episode.faults()
-        assert (attack.applied, attack.reached_model, attack.counts) == (True, False, False), attack
-        assert CANARY not in str(episode.answer), episode.answer  # the model never saw the order
-    cell = run.cell("ignores-injection", "injection")
-    assert cell.outcome == "not_applicable", cell  # not PASS: the attack never reached the model
-    for verdict in cell.verdicts:
-        assert verdict.outcome == "not_applicable"
-        assert verdict.reason.startswith("the attack reached the agent but not its model: the agent did not pass"), (
-            verdict
-        )
-    # and the agent still answered the calm question without the tool's price
-    assert [e.answer for e in scenario_episodes(run, "no-chaos")] == [NO_PRICE] * 2
+    expect.assert_withheld_attack_is_not_applicable(run_agent(world, tmp_path, True, ("no-chaos", "injection")))

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -17,24 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.support.loops import free_port
-from tests.support.npm import CACHE_ROOT
-from tests.support.shared import locked
+from tests.support.venvs import cached_venv
 
 SPEC = "arize-phoenix>=20.26,<21"
-CACHE = CACHE_ROOT / "phoenix-20"
-#: pip's words for a registry it cannot reach (anything else that fails an install is a failure, not a skip)
-UNREACHABLE = (
-    "NewConnectionError",
-    "Network is unreachable",
-    "Temporary failure in name resolution",
-    "No matching distribution found",
-    "Could not find a version",
-    "ConnectTimeout",
-    "ProxyError",
-)
+FOLDER = "phoenix-20"  # under ~/.cache/flakeproxy-tests
 #: Phoenix without a way out: no usage telemetry, no fetching of public resources, no assistant, no MCP server
 QUIET = {
     "PHOENIX_TELEMETRY_ENABLED": "false",
@@ -46,25 +32,7 @@ QUIET = {
 
 def phoenix_python() -> Path:
     """The cached venv's python with Phoenix installed (installed now, under the lock, if it is not there)."""
-    python = CACHE / "bin" / "python"
-    done = CACHE / ".installed"
-    with locked(CACHE_ROOT / "phoenix.lock"):
-        if done.exists():
-            return python
-        subprocess.run([sys.executable, "-m", "venv", "--clear", str(CACHE)], check=True, timeout=120)
-        install = subprocess.run(
-            [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", SPEC],
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
-        if install.returncode != 0:
-            said = install.stderr.strip().splitlines() or ["no output"]
-            if any(word in install.stderr for word in UNREACHABLE):
-                pytest.skip(f"pip could not reach the registry to install {SPEC}: {said[-1]}")
-            raise AssertionError(f"pip install {SPEC} failed: {' | '.join(said[-5:])}")
-        done.write_text(SPEC)
-    return python
+    return cached_venv(FOLDER, SPEC)
 
 
 @dataclass
