@@ -11,6 +11,7 @@ from flakeproxy.config.base import glob_matches
 from flakeproxy.config.model import FlakeproxyConfig
 from flakeproxy.config.proxy import is_loopback_host, split_host_port
 from flakeproxy.config.turn_warnings import leaks_before_the_last_turn
+from flakeproxy.config.wire_config import unread_min_pass_rate
 from flakeproxy.config.yamlsource import format_path
 from flakeproxy.faults import WS_FAULTS, MidStreamErrorFault, StreamCutFault
 
@@ -283,4 +284,5 @@ def config_warnings(config: FlakeproxyConfig) -> list[str]:
         + http_placeholders(config)
         + forward_proxy(config)
         + forward_without_token(config)
+        + [line for line in [unread_min_pass_rate(config.run, config.scoring)] if line]
     )

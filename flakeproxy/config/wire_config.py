@@ -146,17 +146,23 @@ def check_k(run: RunConfig, scoring: ScoringConfig) -> None:
 
 
 def check_min_pass_rate_read(run: RunConfig, scoring: ScoringConfig) -> None:
-    """Adaptive replicas need scoring.min_pass_rate, and min_pass_rate needs a rule that reads it."""
-    adaptive = run.adaptive is not None
-    if adaptive and scoring.min_pass_rate is None:
+    """Adaptive replicas need scoring.min_pass_rate (one no rule reads is a warning: unread_min_pass_rate)."""
+    if run.adaptive is not None and scoring.min_pass_rate is None:
         raise CrossCheckError(
             ("scoring", "min_pass_rate"),
             "adaptive run.replicas {min, max} needs scoring.min_pass_rate: the pass rate its stopping rule "
             "tells cells apart from (e.g. min_pass_rate: 0.8)",
         )
-    if scoring.min_pass_rate is not None and scoring.replica_aggregation != "rate" and not adaptive:
-        raise CrossCheckError(
-            ("scoring", "min_pass_rate"),
-            f"min_pass_rate is only read by replica_aggregation: rate or adaptive run.replicas {{min, max}}, "
-            f"not {scoring.replica_aggregation} with fixed replicas; set one of them or remove min_pass_rate",
-        )
+
+
+def unread_min_pass_rate(run: RunConfig, scoring: ScoringConfig) -> str | None:
+    """What to say of a scoring.min_pass_rate no rule reads (fixed replicas, aggregation not rate): a warning, not an
+    error, since `--replicas MIN:MAX` needs it in the config (a new user set it as that error said, and then every
+    run without the option was refused)."""
+    if scoring.min_pass_rate is None or scoring.replica_aggregation == "rate" or run.adaptive is not None:
+        return None
+    return (
+        f"scoring.min_pass_rate {scoring.min_pass_rate:g} is read only by replica_aggregation: rate or adaptive "
+        f"replicas (run.replicas {{min, max}} or --replicas MIN:MAX), not by {scoring.replica_aggregation} with "
+        f"{run.replicas} fixed replica(s): this run judges without it"
+    )

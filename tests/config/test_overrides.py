@@ -39,11 +39,6 @@ def test_replicas_fixed_or_adaptive_replace_the_configs() -> None:
             "2",
             "--replicas 2: k (3) is more than run.replicas (2): at_least_k could never pass",
         ),
-        (  # min_pass_rate is read by the adaptive rule only here: fixed replicas would leave it unread
-            ADAPTIVE.replace("scoring:\n", "scoring:\n  min_pass_rate: 0.8\n"),
-            "5",
-            "--replicas 5: min_pass_rate is only read by replica_aggregation: rate or adaptive run.replicas",
-        ),
     ],
 )
 def test_a_value_the_config_could_not_hold_is_one_line_naming_replicas(text: str, value: str, message: str) -> None:
@@ -54,3 +49,24 @@ def test_a_value_the_config_could_not_hold_is_one_line_naming_replicas(text: str
 
 def test_parse_replicas() -> None:
     assert parse_replicas("7") == 7 and parse_replicas(" 2 : 40 ") == {"min": 2, "max": 40}
+
+
+def test_fixed_replicas_over_an_adaptive_config_leave_its_min_pass_rate_unread_with_a_warning() -> None:
+    """min_pass_rate is read by the adaptive rule only here: --replicas 5 runs (a trial was refused once it had set
+    min_pass_rate as the --replicas MIN:MAX error asked), and the run's warnings say that it judges without it."""
+    from flakeproxy.config.warnings import config_warnings
+
+    adaptive = parse_config(ADAPTIVE.replace("scoring:\n", "scoring:\n  min_pass_rate: 0.8\n"), "f.yaml")
+    assert not [w for w in config_warnings(adaptive) if "min_pass_rate" in w]
+    fixed = with_overrides(adaptive, replicas="5")
+    assert fixed.run.replicas == 5 and fixed.run.adaptive is None
+    [warning] = [w for w in config_warnings(fixed) if "min_pass_rate" in w]
+    assert warning.startswith("scoring.min_pass_rate 0.8 is read only by replica_aggregation: rate or adaptive")
+    assert "not by all with 5 fixed replica(s)" in warning
+
+
+def test_a_config_set_up_for_replicas_min_max_runs_fixed_too() -> None:
+    """The trial's path: `--replicas 2:5` asked for scoring.min_pass_rate; with it in a fixed-replica config, the
+    config loads (a warning) and the option makes the run adaptive."""
+    config = parse_config(BASE.replace("scoring:\n", "scoring:\n  min_pass_rate: 0.8\n"), "f.yaml")
+    assert with_overrides(config, replicas="2:5").run.adaptive == AdaptiveReplicas(min=2, max=5)

@@ -32,10 +32,6 @@ def test_at_least_k_more_than_replicas_is_a_config_error() -> None:
     [
         ("  replica_aggregation: rate\n", r"line \d+: scoring: replica_aggregation: rate needs scoring.min_pass_rate"),
         (
-            "  min_pass_rate: 0.8\n",
-            r"scoring.min_pass_rate: min_pass_rate is only read by replica_aggregation: rate or adaptive",
-        ),
-        (
             "  replica_aggregation: rate\n  min_pass_rate: 1.0\n",
             r"line \d+: scoring.min_pass_rate: must be < 1.0, got 1.0",
         ),
