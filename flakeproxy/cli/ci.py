@@ -49,7 +49,15 @@ def ci(config_path: str, output: str | None, min_score: float | None, quiet: boo
         result: RunResult = await run_ci_async(config, config_path, out, progress, min_score)
         return result
 
-    result = run_and_report(start, out, wanted, quiet, show=lambda stopped: click.echo(render(stopped)))
+    def empty_record() -> RunResult:
+        from flakeproxy.runner.results_file import new_result
+
+        return new_result(config, config_path)
+
+    def show(stopped: RunResult) -> None:
+        click.echo(render(stopped))
+
+    result = run_and_report(start, out, wanted, quiet, show, record=empty_record)
     click.echo(render(result))
     say_written(out, wanted, [out / "mutations.json"] if config.mutations is not None else [])
     from flakeproxy.judging.scoring import exit_code

@@ -66,13 +66,19 @@ def _run(
 ) -> tuple[RunResult, Path, list[str]]:
     """The run, the folder it wrote into, and the reports written there (`show`: what to print of a run that
     stopped early, before its error line)."""
+    from flakeproxy.cli.running import HeldSignals
     from flakeproxy.runner.proxy_child import early_proxy, end_child
 
+    held = HeldSignals()  # a Ctrl-C from here on stops the run once it is under way, which then writes its record
     early = early_proxy(config_path)  # first: the proxy starts while this process loads the rest
     try:
         from flakeproxy.cli.running import run_and_report
 
-        wanted, config, out = _prepared(config_path, output, (seed, concurrency, replicas), formats, shard)
+        try:
+            wanted, config, out = _prepared(config_path, output, (seed, concurrency, replicas), formats, shard)
+        except BaseException:
+            held.release()  # a config error: nothing ran, nothing is written (exit 2)
+            raise
 
         async def start(progress: Callable[[str], None]) -> RunResult:
             from flakeproxy.runner.local import launch_local
@@ -84,7 +90,12 @@ def _run(
             result: RunResult = await run_contract_async(config, config_path, out, progress, shard, record, local)
             return result
 
-        return run_and_report(start, out, wanted, quiet, show), out, wanted
+        def empty_record() -> RunResult:
+            from flakeproxy.runner.results_file import new_result
+
+            return new_result(config, config_path)
+
+        return run_and_report(start, out, wanted, quiet, show, empty_record, held), out, wanted
     finally:
         if early is not None:
             end_child(early)  # stopped by the run already; here if it never started (a config error, say)

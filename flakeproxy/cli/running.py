@@ -49,14 +49,26 @@ def write_reports_after_interrupt(out: Path, formats: list[str], since: float = 
 NOTHING_RAN = "this run's record: it stopped before any episode ran"
 
 
-def show_stopped(out: Path, formats: list[str], since: float, show: Callable[[RunResult], None] | None) -> None:
+def show_stopped(
+    out: Path,
+    formats: list[str],
+    since: float,
+    show: Callable[[RunResult], None] | None,
+    unwritten: RunResult | None = None,
+) -> None:
     """After a run that stopped early (exit 3, 5, 130, 143): its reports, what it did (`show`, e.g. the matrix so
     far) and the files it wrote, as a finished run says them; before the error line that ends the output.
 
     A run that stopped before any episode (an agent unreachable, a port taken, a sidecar never ready) wrote its
     record too: an incomplete results.json saying why, in place of the previous run's, so that no CI step reads an
-    older run's verdict as this one's. Nothing to show then, but the files are named, and why they hold nothing."""
+    older run's verdict as this one's. Nothing to show then, but the files are named, and why they hold nothing.
+    `unwritten`: the record to write when the run stopped before it wrote one (a signal during its start-up)."""
     result = write_reports_after_interrupt(out, formats, since)
+    if result is None and unwritten is not None:
+        from flakeproxy.runner.results_file import write
+
+        write(unwritten, out)
+        result = write_reports_after_interrupt(out, formats, since)
     if result is None:
         return
     if result.episodes and show is not None:
@@ -65,12 +77,35 @@ def show_stopped(out: Path, formats: list[str], since: float, show: Callable[[Ru
     click.echo(written_line(files) + ("" if result.episodes or not files else f" ({NOTHING_RAN})"), err=True)
 
 
+class HeldSignals:
+    """SIGTERM and SIGINT held while a run command starts (its config loads, its proxy child starts): a signal then
+    is remembered, not raised in the middle of an import, and run_until_signal stops the run with it as soon as
+    the run is under way, so the run writes its record as any stopped run does (a trial's Ctrl-C 0.2-0.6 s after
+    launch left the previous run's results.json in place)."""
+
+    def __init__(self) -> None:
+        self.pending: list[str] = []
+        self._before = {sig: signal.signal(sig, self._hold) for sig in (signal.SIGTERM, signal.SIGINT)}
+
+    def _hold(self, signum: int, frame: object) -> None:
+        self.pending.append(signal.Signals(signum).name)
+
+    def release(self) -> None:
+        """The handlers as they were (a signal still pending is run_until_signal's to act on)."""
+        for sig, handler in self._before.items():
+            signal.signal(sig, handler)
+
+
 def run_until_signal(
-    start: Callable[[], Awaitable[T]], out: Path, on_interrupt: Callable[[], None] = lambda: None
+    start: Callable[[], Awaitable[T]],
+    out: Path,
+    on_interrupt: Callable[[str], None] = lambda name: None,
+    held: HeldSignals | None = None,
 ) -> T:
     """Run start() to completion; on SIGTERM or SIGINT cancel it (it writes its results as it stops), call
-    on_interrupt (e.g. to write the reports of what was done), say where the results are in one line, and
-    exit 143 or 130."""
+    on_interrupt with the signal's name (e.g. to write the reports of what was done), say where the results are in
+    one line, and exit 143 or 130. `held`: the signals held while the command started; one that came then stops
+    the run at once."""
     stopped_by: list[str] = []
 
     async def main() -> T:
@@ -83,6 +118,8 @@ def run_until_signal(
 
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop, sig.name)
+        if held is not None and held.pending:  # the loop's handlers replaced its (and restore the defaults after)
+            stop(held.pending[0])
         try:
             return await start()
         finally:
@@ -93,7 +130,7 @@ def run_until_signal(
         return asyncio.run(main())
     except (KeyboardInterrupt, asyncio.CancelledError):
         name = stopped_by[0] if stopped_by else "SIGINT"
-        on_interrupt()
+        on_interrupt(name)
         click.echo(f"error: interrupted by {name}; the results so far are in {out / 'results.json'}", err=True)
         raise SystemExit(143 if name == "SIGTERM" else 130) from None
 
@@ -104,10 +141,13 @@ def run_and_report(
     formats: list[str],
     quiet: bool,
     show: Callable[[RunResult], None] | None = None,
+    record: Callable[[], RunResult] | None = None,
+    held: HeldSignals | None = None,
 ) -> RunResult:
     """A run command's common part: progress lines on stderr (unless quiet), SIGTERM and Ctrl-C handled,
     the chosen reports written beside results.json; a run that stopped early still writes them from what was
-    done, shows it (`show`) and names the files."""
+    done, shows it (`show`) and names the files. `record`: this run's empty record, written (incomplete, with the
+    signal's name) when a signal stopped it before it wrote one; `held`: the signals held while it started."""
 
     def progress(line: str) -> None:
         if not quiet:
@@ -115,7 +155,11 @@ def run_and_report(
 
     since = time.time() - 1  # results.json written from here on is this run's (mtime granularity)
     try:
-        result = run_until_signal(lambda: run(progress), out, lambda: show_stopped(out, formats, since, show))
+
+        def interrupted(name: str) -> None:
+            show_stopped(out, formats, since, show, _stopped_record(record, name))
+
+        result = run_until_signal(lambda: run(progress), out, interrupted, held)
     except (InfrastructureError, BudgetCrossed):  # the run stopped (it wrote its results so far): reports, exit 3/5
         show_stopped(out, formats, since, show)
         raise
@@ -124,4 +168,15 @@ def run_and_report(
         write_reports(out, formats, result)
     except Exception as e:
         raise crashed(e, out) from e
+    return result
+
+
+def _stopped_record(record: Callable[[], RunResult] | None, signal_name: str) -> RunResult | None:
+    """The record of a run a signal stopped before it wrote one: nothing ran, interrupted_by says which signal."""
+    if record is None:
+        return None
+    from flakeproxy.runner.results_file import now
+
+    result = record()
+    result.interrupted_by, result.finished_at = signal_name, now()
     return result

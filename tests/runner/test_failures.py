@@ -155,3 +155,38 @@ def test_ctrl_c_in_a_slotted_run_kills_the_command_agents_it_started(tmp_path: P
     assert [pid for pid in started if _alive(pid)] == [], "agents outlived the run"
     partial = json.loads((tmp_path / "out" / "results.json").read_text())
     assert partial["complete"] is False and partial["interrupted_by"] == "SIGINT"
+
+
+@pytest.mark.proxy_child  # Ctrl-C while the run starts its child
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])
+def test_ctrl_c_while_the_run_starts_writes_its_record_in_place_of_the_previous_runs(
+    tmp_path: Path, sig: signal.Signals, code: int
+) -> None:
+    """A trial's Ctrl-C 0.2-0.6 s after launch (the config loading, the proxy child starting) exited 130 and left
+    the previous run's complete PASS record in place, for a CI step to read as this run's. Held until the run is
+    under way, the signal stops it there, and the stopped run writes its own record."""
+    with world(tmp_path) as w:
+        out = tmp_path / "out"
+        out.mkdir(exist_ok=True)
+        stale = {"complete": True, "started_at": "2000-01-01T00:00:00+00:00", "interrupted_by": None}
+        (out / "results.json").write_text(json.dumps(stale))
+        run = subprocess.Popen(
+            [sys.executable, "-m", "flakeproxy", "contract", "run", "-c", str(w.config), "-o", str(out)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 30
+        while not proxy_children(w.config) and run.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.002)
+        assert proxy_children(w.config), "the run started no proxy child"
+        os.kill(run.pid, sig)  # the child has just been forked: the runner is loading its config
+        _out, err = run.communicate(timeout=60)
+        assert run.returncode == code, err
+        assert "Traceback" not in err, err
+        assert err.strip().splitlines()[-1].startswith(f"error: interrupted by {sig.name}; the results so far are in")
+        record = json.loads((out / "results.json").read_text())
+        assert record["started_at"] != stale["started_at"] and record["complete"] is False, record
+        assert record["interrupted_by"] == sig.name and record["episodes"] == [], record
+        assert "(this run's record: it stopped before any episode ran)" in err, err
+        assert kill_proxy_children(w.config) == 0, "the proxy child outlived the run"
