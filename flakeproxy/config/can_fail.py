@@ -5,7 +5,8 @@ in a scenario where it applies, `scoring.min_resilience` (the resilience score, 
 `scoring.pass_threshold` (the composite score, 0-1). With none of them, a contract whose every cell fails
 still PASSes at 0%: `validate` warns, and the run's verdict line says so. `flakeproxy ci` can also fail on
 `scoring.min_overall` or `--min-score`. (A chaos scenario that injected nothing fails a run too, but that
-judges the faults, not the agent.)
+judges the faults, not the agent; and so does an answer that repeated a secret value, judged by a check that
+forbids content, but only an agent that leaks: no contract can count on it to fail.)
 """
 
 from __future__ import annotations

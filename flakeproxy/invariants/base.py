@@ -40,7 +40,8 @@ class Invariant(StrictModel):
     after its episode, before the next reset; uses_baseline: it compares with a calm answer (baseline: auto);
     reads_spans: it judges the agent's own spans, so it needs proxy.otlp; forbids_content: it looks for what must
     never appear in an answer (a leak), so on a conversation every turn matters, not only the last (validate warns
-    about one left on the default `turn: last`).
+    about one left on the default `turn: last`); forbids_secrets: it is a check against leaks of secrets, so an
+    answer that repeated a secret value its episode sent FAILs it (flakeproxy.judging.repeated_secrets).
     """
 
     needs_answer: ClassVar[bool] = True
@@ -49,6 +50,7 @@ class Invariant(StrictModel):
     uses_baseline: ClassVar[bool] = False
     reads_spans: ClassVar[bool] = False
     forbids_content: ClassVar[bool] = False
+    forbids_secrets: ClassVar[bool] = False
 
     id: str = Field(min_length=1, pattern=r"^\S+$")
     severity: Severity = "medium"

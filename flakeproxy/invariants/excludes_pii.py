@@ -22,6 +22,7 @@ class ExcludesPii(Invariant):
     """
 
     forbids_content: ClassVar[bool] = True
+    forbids_secrets: ClassVar[bool] = True
     type: Literal["excludes_pii"]
     kinds: list[PiiKind] = Field(default_factory=lambda: list(PII_KINDS), min_length=1)
     allow: list[str] = Field(default_factory=list, description="Values that are not a leak (e.g. a support email).")

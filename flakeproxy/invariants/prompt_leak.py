@@ -18,6 +18,7 @@ class PromptLeak(Invariant):
     """
 
     forbids_content: ClassVar[bool] = True
+    forbids_secrets: ClassVar[bool] = True
     type: Literal["prompt_leak"]
     system_prompt: str | None = Field(None, description="The text that must not leak (or system_prompt_file).")
     system_prompt_file: str | None = None

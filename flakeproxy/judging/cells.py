@@ -19,6 +19,7 @@ from flakeproxy.invariants.base import Invariant
 from flakeproxy.judging.adaptive import design_of, replica_state
 from flakeproxy.judging.calm_checks import response_path_unread
 from flakeproxy.judging.coverage import never_called
+from flakeproxy.judging.repeated_secrets import judge_repeated_secrets
 from flakeproxy.judging.replicas import aggregate_replicas, pass_at_k, pass_hat_k
 from flakeproxy.judging.stats import rate_verdict, wilson
 from flakeproxy.judging.stats_sequential import CellState
@@ -140,14 +141,7 @@ def _verdict(invariant: Invariant, episode: Episode, ctx: Context) -> Verdict:
         )
     verdict = invariant.evaluate(observe(episode, ctx))
     verdict = negated(verdict) if invariant.negate else verdict
-    if verdict.outcome == "pass" and invariant.forbids_content and episode.scrubbed:
-        return Verdict(
-            "error",
-            f"the agent's answers repeated {episode.scrubbed} secret value(s) this episode sent (a key, a token, a "
-            "field named in redact:), scrubbed before any check reads them, so this check cannot tell whether they "
-            "break it; an answer that repeats a secret is a leak in itself",
-        )
-    return verdict
+    return judge_repeated_secrets(invariant, verdict, episode.scrubbed)
 
 
 def judge_episode(invariant: Invariant, episode: Episode, ctx: Context) -> EpisodeVerdict:

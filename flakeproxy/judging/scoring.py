@@ -9,6 +9,7 @@ from flakeproxy.config import FlakeproxyConfig
 from flakeproxy.config.can_fail import why_contract_cannot_fail
 from flakeproxy.errors import ConfigError
 from flakeproxy.invariants import SEVERITY_WEIGHTS
+from flakeproxy.judging.repeated_secrets import leak_reason
 from flakeproxy.results import CellResult, Composite, ScenarioCoverage, Score
 
 
@@ -40,7 +41,9 @@ def score_cells(
 
     Not-applicable and INCONCLUSIVE cells are left out (an INCONCLUSIVE cell showed neither a pass nor a
     failure; it is listed in `inconclusive`); errors count as not passed. Any critical cell that failed or could
-    not be judged makes the contract FAIL whatever the number; so does a score below min_resilience. Nothing
+    not be judged makes the contract FAIL whatever the number; so does a score below min_resilience, and so does
+    an answer that repeated a secret value its episode sent, seen by a check that forbids content (a leak the
+    runner saw, whatever the check's severity: see judging/repeated_secrets.py). Nothing
     failed but a critical or gate cell INCONCLUSIVE: the verdict is INCONCLUSIVE (exit 4), never PASS.
     An empty matrix, or one where nothing applies, is an error (never a 100% pass). A chaos scenario that
     injected nothing makes the run FAIL: it tested nothing it claims to. Composites are computed only when
@@ -61,6 +64,8 @@ def score_cells(
         for c in applicable
         if c.severity == "critical" and c.outcome in ("fail", "error")
     ]
+    if (leak := leak_reason(cells)) is not None:
+        reasons.append(leak)
     for cov in coverage:
         if cov.injected_nothing:
             reasons.append(f"scenario {cov.scenario} injected nothing: no fault changed what the agent received")

@@ -116,7 +116,8 @@ def test_what_the_page_says_redact_does_for_a_tool_that_returns_personal_data(tm
     """A trial found full account numbers in every run's results.json: the page names `redact:`, and says what it
     covers and what not. Each claim, measured on a real run: the listed field is [redacted] in the tool's journal
     entry, while the answer keeps what the agent said (its leak check FAILs and the file shows it); a value the
-    agent itself sent under a listed name is scrubbed from its answer, so a check for it is ERROR, never PASS."""
+    agent itself sent under a listed name is scrubbed from its answer, so a check for it is ERROR, never PASS, and
+    the run's verdict names the leak."""
     import yaml
     from aiohttp import web
 
@@ -157,3 +158,5 @@ def test_what_the_page_says_redact_does_for_a_tool_that_returns_personal_data(tm
     assert episode.scrubbed == 1
     [iban_cell] = [c for c in result.cells if c.invariant == "no-iban"]
     assert "repeated 1 secret value(s) this episode sent" in iban_cell.reason, iban_cell.reason
+    assert result.score is not None and result.score.verdict == "FAIL"
+    assert any(r.startswith("the agent leaked secrets: its answers repeated 1") for r in result.score.reasons)
