@@ -22,9 +22,10 @@ from flakeproxy.crash import crashed
 from flakeproxy.errors import ConfigError, FlakeproxyError
 from flakeproxy.judging.calm_checks import check_calm
 from flakeproxy.judging.cells import Context, judge_scenario
-from flakeproxy.judging.coverage import coverage, describe, never_called, scenario_coverage
+from flakeproxy.judging.coverage import coverage, describe, scenario_coverage
 from flakeproxy.judging.scoring import score_contract
 from flakeproxy.judging.spending import account, loose_spend, pricing_date, run_spend, scenario_spend
+from flakeproxy.judging.unreached import undecided
 from flakeproxy.planning.checks import has_reset, plan_contract, resolve_paths
 from flakeproxy.planning.concurrency import run_concurrency
 from flakeproxy.planning.plan import STATEFUL_WARNING, Plan, is_calm, plan_episodes, shard_of
@@ -306,7 +307,7 @@ class ContractRun:
             if line.removeprefix("warning: ") not in self.result.warnings:
                 self.warn(line)
         covered = scenario_coverage(scenario, done, self.result.unattributed_journal)
-        note = describe(covered, attribution_fix(self.config), never_called(self.config, scenario, done))
+        note = describe(covered, attribution_fix(self.config), undecided(self.config, scenario, done))
         if note:
             self.warn(note)
         cells = await asyncio.to_thread(judge_scenario, scenario, done, ctx)

@@ -58,7 +58,11 @@ def load_result(path: Path) -> RunResult:
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here (default stdout).")
 def report(results: Path, fmt: str, output: Path | None) -> None:
     """Render a results.json (from `contract run`, even an interrupted one) as a report; runs nothing. RESULTS is
-    the results.json, or the output folder holding it."""
+    the results.json, or the output folder holding it.
+
+    Exit 0 once the report is rendered, whatever the run's verdict (a FAIL too): report is not a gate. Gate on
+    the exit code of the run that wrote it (`contract run`, `contract score`, `ci`), or on a candidate against a
+    baseline with `flakeproxy compare`. Exit 2 when RESULTS cannot be read."""
     from flakeproxy.reports import render
 
     results = results_file(results)

@@ -149,8 +149,34 @@ def _show(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+#: Words users write for the word a key spells, tried before the nearest spelling, which can be a key that means
+#: something else: `after_chunks` on a stream_cut is its after_events, not the after_calls difflib picks.
+SYNONYMS = {
+    "chunks": "events",
+    "tokens": "events",
+    "messages": "events",
+    "lines": "events",
+    "requests": "calls",
+    "s": "ms",
+    "sec": "ms",
+    "secs": "ms",
+    "seconds": "ms",
+    "status": "code",
+}
+
+
+def _synonym(word: str, choices: list[str]) -> str | None:
+    """A choice that is word with one of its `_`-separated words put as the keys spell it (SYNONYMS), or None."""
+    parts = word.split("_")
+    for i, part in enumerate(parts):
+        said = SYNONYMS.get(part.lower())
+        if said is not None and (candidate := "_".join([*parts[:i], said, *parts[i + 1 :]])) in choices:
+            return candidate
+    return None
+
+
 def _suggest(word: Any, choices: list[str]) -> str:
-    close = difflib.get_close_matches(str(word), choices, n=1)
+    close = [found] if (found := _synonym(str(word), choices)) else difflib.get_close_matches(str(word), choices, n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 

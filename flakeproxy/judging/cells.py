@@ -18,12 +18,12 @@ from flakeproxy.config.warnings import ATTRIBUTION_FIX, attribution_fix
 from flakeproxy.invariants.base import Invariant
 from flakeproxy.judging.adaptive import design_of, replica_state
 from flakeproxy.judging.calm_checks import response_path_unread
-from flakeproxy.judging.coverage import never_called
 from flakeproxy.judging.repeated_secrets import judge_repeated_secrets
 from flakeproxy.judging.replicas import aggregate_replicas, pass_at_k, pass_hat_k
 from flakeproxy.judging.stats import rate_verdict, wilson
 from flakeproxy.judging.stats_sequential import CellState
 from flakeproxy.judging.turns import beyond, judge_turns, whole_view
+from flakeproxy.judging.unreached import undecided
 from flakeproxy.judging.verdict import Observation, Verdict
 from flakeproxy.planning.plan import prompt_keys_of
 from flakeproxy.results import CellResult, Episode, EpisodeVerdict, Outcome
@@ -218,9 +218,9 @@ def uncovered(
             f"{loose} request(s) of these episodes could not be attributed to them, so whether the faults of "
             f"{scenario.name} reached them is unknown; {fix}"
         )
-    uncalled = never_called(config, scenario, episodes) if config is not None and not faults else None
-    if uncalled is not None:
-        return f"scenario {scenario.name} injected nothing: {uncalled.detail()}; {invariant.when} not met"
+    cause = undecided(config, scenario, episodes, sections) if config is not None and not faults else None
+    if cause is not None:
+        return f"scenario {scenario.name} injected nothing: {cause.detail()}; {invariant.when} not met"
     why = sorted({f.not_applied_reason for f in faults if f.not_applied_reason})
     detail = f" (decided {len(faults)} time(s), applied 0{': ' + '; '.join(why) if why else ''})" if faults else ""
     fix = "" if why and all(blames_upstream(w) for w in why) else ": check the targets and faults"  # not the config

@@ -6,7 +6,7 @@ import fnmatch
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from flakeproxy.config import FlakeproxyConfig, Scenario
 from flakeproxy.faults import LLM_ATTACKS, Fault
@@ -169,11 +169,17 @@ def coverage(
     return [scenario_coverage(s, episodes, unattributed) for s in config.matrix]
 
 
+class Cause(Protocol):
+    """Why a scenario's faults decided nothing, as its journals show it (Uncalled, unreached.Unreached)."""
+
+    def detail(self) -> str: ...
+
+
 def describe(
-    cov: ScenarioCoverage, fix: str = "forward x-flakeproxy-cell", uncalled: Uncalled | None = None
+    cov: ScenarioCoverage, fix: str = "forward x-flakeproxy-cell", undecided: Cause | None = None
 ) -> str | None:
     """A warning line for a chaos scenario that injected nothing, or one of whose faults never applied (`fix`:
-    how the agent's requests become attributable, when some were not; `uncalled`: never_called's)."""
+    how the agent's requests become attributable, when some were not; `undecided`: unreached.undecided's)."""
     if not cov.chaos or not cov.episodes:
         return None
     if cov.applied == 0 and cov.unattributed:
@@ -183,8 +189,8 @@ def describe(
         )
     if cov.applied == 0:
         head = f"warning: scenario {cov.scenario} injected nothing in {cov.episodes} episode(s) (decided {cov.decided}"
-        if not cov.decided and uncalled is not None:
-            return f"{head}, applied 0): {uncalled.detail()}"
+        if not cov.decided and undecided is not None:
+            return f"{head}, applied 0): {undecided.detail()}"
         reasons = sorted({r for f in cov.faults for r in f.not_applied_reasons})
         detail = (
             f": {'; '.join(reasons)}" if reasons else (": no request matched its faults" if not cov.decided else "")

@@ -194,7 +194,8 @@ class Injector:
         return bool(fault.match_url) or (llm_side and call.api is not None)
 
     @staticmethod
-    def _faults(s: Scenario | None) -> list[tuple[str, int, Fault, bool]]:
+    def faults_of(s: Scenario | None) -> list[tuple[str, int, Fault, bool]]:
+        """A scenario's faults in the order they decide: (section, index, fault, whether it is on the LLM side)."""
         if s is None:
             return []
         return (
@@ -222,7 +223,14 @@ class Injector:
             return False
         if any(t.mcp_tool and t.listener == call.listener for t in self.targets.values()):
             return True
-        return any(self._matches(fault, llm_side, call) for _, _, fault, llm_side in self._faults(scenario))
+        return any(self._matches(fault, llm_side, call) for _, _, fault, llm_side in self.faults_of(scenario))
+
+    def matching(self, scenario: Scenario, call: Call) -> list[tuple[str, int, Fault]]:
+        """The faults of scenario that call matches (section, index, fault), in order: each counts it toward its
+        after_calls and times."""
+        return [
+            (s, i, fault) for s, i, fault, llm_side in self.faults_of(scenario) if self._matches(fault, llm_side, call)
+        ]
 
     def decide(self, call: Call, episode_id: str | None) -> Decision | None:
         """Count this call for every fault it matches; the first one that fires decides the action."""
@@ -231,9 +239,7 @@ class Injector:
             return None
         episode = self.episodes.get(episode_id or "", self._shared)
         chosen: Decision | None = None
-        for section, index, fault, llm_side in self._faults(scenario):
-            if not self._matches(fault, llm_side, call):
-                continue
+        for section, index, fault in self.matching(scenario, call):
             key = (section, index)
             n = episode.seen[key] = episode.seen.get(key, 0) + 1
             if chosen is not None or n < fault.after_calls:

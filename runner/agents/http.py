@@ -125,6 +125,18 @@ class HttpAdapter:
             endpoint, reset = self.config.slots[how.slot].endpoint, self.config.slots[how.slot].reset_endpoint
         return self._session(endpoint, how), self._session(reset, how) if reset is not None else None
 
+    def _unreachable(self, what: str, how: Invocation | None, key: str, e: aiohttp.ClientError) -> InfrastructureError:
+        """Nothing answers at an agent URL: the fix is to start the agent, or to point `key` (agent.endpoint, or
+        its slot's) where it listens."""
+        where = (
+            f"agent.slots[{how.slot}].{key}"
+            if how is not None and how.slot is not None and self.config.slots
+            else f"agent.{key}"
+        )
+        return InfrastructureError(
+            f"{what} unreachable: {why(e)}; start the agent, or fix {where} if it listens elsewhere"
+        )
+
     @staticmethod
     def _session(text: str, how: Invocation | None) -> str:
         """{session} in an endpoint or header: the episode's session id (quoted for a URL's path or query)."""
@@ -149,7 +161,7 @@ class HttpAdapter:
                             body = clip(await response.text())
                             raise InfrastructureError(f"agent reset {where} answered HTTP {response.status}: {body}")
         except aiohttp.ClientError as e:
-            raise InfrastructureError(f"agent reset {where} unreachable: {why(e)}") from e
+            raise self._unreachable(f"agent reset {where}", how, "reset_endpoint", e) from e
 
     async def invoke(self, prompt: str, how: Invocation | None = None) -> Reply:
         assert self.session is not None
@@ -181,7 +193,7 @@ class HttpAdapter:
             return Reply(None, ms, f"agent timed out after {self.config.timeout_ms} ms", lost=True)
         except aiohttp.ClientConnectorError as e:
             # nothing accepted the connection: the agent is not there, the run cannot go on
-            raise InfrastructureError(f"agent {endpoint} unreachable: {why(e)}") from e
+            raise self._unreachable(f"agent {endpoint}", how, "endpoint", e) from e
         except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as e:
             # connected and sent, then the agent hung up, reset or cut its answer: this cell's agent error
             ms = (time.monotonic() - start) * 1000

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import yaml
+
 from tests.runner.world import cli, world
 
 
@@ -21,3 +23,21 @@ def test_replicas_overrides_run_replicas(tmp_path: Path) -> None:
         "error: --replicas 2:30: adaptive run.replicas {min, max} needs scoring.min_pass_rate: the pass rate its "
         "stopping rule tells cells apart from (e.g. min_pass_rate: 0.8)\n"
     )
+
+
+def test_replicas_whose_max_cannot_pass_at_min_pass_rate_are_warned_in_the_run(tmp_path: Path) -> None:
+    """A trial's --replicas 2:5 at min_pass_rate 0.8: every passing cell stopped at 2 replicas, and only `plan`
+    said that no rule can PASS on fewer than 17; the run now says it, and where the max came from."""
+    with world(tmp_path, matrix=[{"name": "no-chaos"}], invariants=[{"id": "answers", "type": "completes"}]) as w:
+        w.data["scoring"] = {"min_pass_rate": 0.8}
+        w.config.write_text(yaml.safe_dump(w.data, sort_keys=False))
+        out = cli(w.config, "--replicas", "2:5", "-q", "--format", "none")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert (
+        "warning: run.replicas max 5 (run.replicas {min: 2, max: 5} or --replicas 2:5): the adaptive rule at "
+        "scoring.min_pass_rate 0.8 (confidence 0.95) needs 17 replicas, all passing, to PASS a cell, so it stops a "
+        "passing cell early, judged by all on its few replicas; raise the max to 17 or more (--replicas 2:17), or "
+        "lower scoring.min_pass_rate"
+    ) in out.stderr.splitlines(), out.stderr
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert [(c["replicas"], c["settled_at"]) for c in results["cells"]] == [(["pass", "pass"], 2)]

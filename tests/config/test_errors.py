@@ -58,6 +58,23 @@ CASES = [
         r"chaos_matrix\[2\]\.llm_faults\[0\]\.mode: missing key 'mode'; valid modes: error, .*stream_cut",
     ),
     (
+        "stream-cut-after-chunks",  # a trial's: difflib alone offered after_calls, which counts requests
+        edit(
+            "      - mode: truncated_response\n        max_tokens: 20",
+            "      - mode: stream_cut\n        after_chunks: 3",
+        ),
+        38,
+        r"chaos_matrix\[2\]\.llm_faults\[0\]\.after_chunks: unknown key 'after_chunks' "
+        r"\(did you mean 'after_events'\?\); valid keys: ",
+    ),
+    (
+        "error-status-for-error-code",
+        edit("error_code: 503", "error_status: 503"),
+        34,
+        r"chaos_matrix\[1\]\.tool_faults\[0\]\.error_status: unknown key 'error_status' "
+        r"\(did you mean 'error_code'\?\)",
+    ),
+    (
         "unknown-invariant-type",
         edit("type: latency", "type: latncy"),
         26,

@@ -80,6 +80,19 @@ def test_report_user_errors_are_one_line(content: str | None, message: str, tmp_
     assert out.stderr.count("\n") == 1 and message in out.stderr, out.stderr
 
 
+def test_report_is_not_a_gate_and_its_help_says_so(demo: dict[str, RunResult], demo_dir: Path) -> None:
+    """A trial read exit 0 of `report DIR` on a FAILed run as a pass: report renders, the run's own exit code (or
+    compare) gates, and --help says so."""
+    assert demo["naive"].score is not None and demo["naive"].score.verdict == "FAIL"
+    out = report(str(demo_dir / "naive"))
+    assert out.returncode == 0 and "FAIL" in out.stdout, out.stderr
+    help_text = " ".join(report("--help").stdout.split())
+    assert "Exit 0 once the report is rendered, whatever the run's verdict (a FAIL too): report is not a gate." in (
+        help_text
+    )
+    assert "`contract run`, `contract score`, `ci`" in help_text and "flakeproxy compare" in help_text
+
+
 def test_report_takes_the_output_folder_as_compare_does(demo_dir: Path, tmp_path: Path) -> None:
     """A new user's trial: `flakeproxy report DIR` failed ("is a directory") where compare took the folder."""
     folder = report(str(demo_dir / "naive"), "-f", "md")

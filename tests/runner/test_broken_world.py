@@ -164,3 +164,21 @@ def test_an_agent_calling_its_tool_directly_is_told_to_point_it_at_the_listener(
     )
     cell = next(c for c in result.cells if c.scenario == "search-tool-down" and c.when == "tool_faults_active")
     assert cell.outcome == "error" and f"its URL for it must point at listener tools, http://{listen}" in cell.reason
+
+
+def test_a_fault_whose_after_calls_the_agent_never_reaches_says_so_not_check_targets(tmp_path: Path) -> None:
+    """A trial's `after_calls: 5` on a tool the agent called once an episode: the request matched the target, yet
+    the warning said "no request matched its faults; check targets". Now it says what the journals show."""
+    late = {"tool": "market_data_api", "mode": "error", "error_code": 503, "after_calls": 5}
+    matrix = [{"name": "no-chaos"}, {"name": "tool-late", "tool_faults": [late]}]
+    with world(tmp_path, matrix=matrix) as w:
+        result = run(w.config)
+        assert w.upstream.count("/v1/quotes") == 2  # once an episode, calm and tool-late
+    note = next(n for n in result.warnings if "scenario tool-late" in n)
+    assert note == (
+        "scenario tool-late injected nothing in 1 episode(s) (decided 0, applied 0): the agent made at most 1 "
+        "matching call(s) to market_data_api per episode, but tool_faults[0] error has after_calls: 5, which lets "
+        "the first 4 of an episode through: lower after_calls to 1"
+    )
+    cell = next(c for c in result.cells if c.scenario == "tool-late" and c.when == "tool_faults_active")
+    assert cell.outcome == "error" and "after_calls: 5" in cell.reason and "check the targets" not in cell.reason

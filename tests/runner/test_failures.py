@@ -42,11 +42,25 @@ def test_unreachable_agent_exits_3_with_one_line(tmp_path: Path) -> None:
     )
     assert out.stderr.strip().splitlines()[-2:] == [
         f"wrote {files} (this run's record: it stopped before any episode ran)",
-        f"error: agent {dead}/chat unreachable: Connection refused",
+        f"error: agent {dead}/chat unreachable: Connection refused; start the agent, or fix agent.endpoint if it "
+        "listens elsewhere",
     ]
     partial = json.loads((tmp_path / "out" / "results.json").read_text())
     assert partial["complete"] is False and "unreachable" in partial["interrupted_by"]
     assert "unreachable" in (tmp_path / "out" / "summary.md").read_text()  # its reports say why they are empty
+
+
+def test_an_agent_not_running_whose_reset_comes_first_says_to_start_it(tmp_path: Path) -> None:
+    """A trial's agent was not running: the reset before the first episode failed first, with no fix in the line."""
+    dead = f"http://127.0.0.1:{free_port()}"
+    agent = {"type": "http", "endpoint": f"{dead}/chat", "reset_endpoint": f"{dead}/reset", "response_path": "$.reply"}
+    with world(tmp_path, agent_config={**agent, "request_template": {"message": "{prompt}"}}) as w:
+        out = cli(w.config)
+    assert out.returncode == 3, out.stderr
+    assert out.stderr.strip().splitlines()[-1] == (
+        f"error: agent reset {dead}/reset unreachable: Connection refused; start the agent, or fix "
+        "agent.reset_endpoint if it listens elsewhere"
+    )
 
 
 @pytest.mark.proxy_child  # the child is what dies
