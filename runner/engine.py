@@ -20,6 +20,7 @@ from flakeproxy.config.settings import HttpMockService
 from flakeproxy.config.warnings import attribution_fix, config_warnings
 from flakeproxy.crash import crashed
 from flakeproxy.errors import ConfigError, FlakeproxyError
+from flakeproxy.judging.blind import blind_to_cuts
 from flakeproxy.judging.calm_checks import check_calm
 from flakeproxy.judging.cells import Context, judge_scenario
 from flakeproxy.judging.coverage import coverage, describe, scenario_coverage
@@ -311,6 +312,9 @@ class ContractRun:
         if note:
             self.warn(note)
         cells = await asyncio.to_thread(judge_scenario, scenario, done, ctx)
+        blind = blind_to_cuts(self.config, covered, cells)
+        if blind and blind.removeprefix("warning: ") not in self.result.warnings:  # adaptive rounds judge again
+            self.warn(blind)
         if self.telemetry is not None:
             self.telemetry.judged(cells, self.done)
         return cells

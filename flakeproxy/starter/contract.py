@@ -104,6 +104,7 @@ def scenario_lines(answers: Answers, layout: Layout) -> list[str]:
         "    # says. So does the fragment a stream_cut fault leaves (a stream that stops without its end, which the",
         '    # SDKs accept silently: "Sorry, the accounts "). Add a rule of yours, e.g. a `contains` or `regex` that',
         "    # every whole answer keeps; a careful agent reads finish_reason, and notices a stream with no end.",
+        "    # Until then, a run whose cut answers passed every check warns: none reads whether an answer is whole.",
     ]
     tool_down = _tool_down(answers, layout)
     if tool_down is not None:
