@@ -124,7 +124,7 @@ class TransformedStream:
         as truncated_response on an answer with no text to cut, changed nothing)."""
         if not self.transform.cut:
             return Ending(self.state.entry.status)
-        return Ending(self.state.entry.status, cut="the fault ended the stream early", fault_end=True)
+        return Ending(self.state.entry.status, cut=self.transform.ended_by, fault_end=True)
 
     def _cut_here(self, out: bytes) -> bytes | list[bytes]:
         """Send out as a last chunk framed by hand, then close the connection. With the header gone, mitmproxy

@@ -43,6 +43,7 @@ class StreamTransform(Protocol):
     cut: bool
     events: int
     consumed: int
+    ended_by: str  # how a cut stream ended, as the journal's usage reason says it
 
     def feed(self, chunk: bytes) -> bytes: ...
 

@@ -141,6 +141,10 @@ class WatchedStream:
         return self.transform.done
 
     @property
+    def ended_by(self) -> str:
+        return self.transform.ended_by
+
+    @property
     def cut(self) -> bool:
         """The agent's stream ended before the upstream's (False for a transform that stopped at the stream's own
         end: nothing was cut)."""

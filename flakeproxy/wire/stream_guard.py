@@ -32,6 +32,7 @@ class CappedEvents:
         self._passed = 0  # bytes let through unchanged after giving up
         self.passing = False
         self.done, self.cut, self.events, self.consumed = inner.done, inner.cut, inner.events, inner.consumed
+        self.ended_by = inner.ended_by
 
     def _sync(self, out: bytes) -> bytes:
         self.done, self.cut, self.events = self.inner.done, self.inner.cut, self.inner.events

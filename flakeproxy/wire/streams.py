@@ -23,6 +23,9 @@ def _meaning(event: SseEvent) -> tuple[str | None, Any]:
 class EventStream:
     """Parse events as they arrive; subclasses turn each event into output bytes and may end the stream."""
 
+    #: how a stream this ended before its own end ended, as the journal's usage reason says it
+    ended_by = "the fault ended the stream early"
+
     def __init__(self) -> None:
         self.done = False
         self.cut = False  # done before the stream's own end: the rest never reaches the agent
@@ -110,6 +113,8 @@ class MapEvents(EventStream):
 
 class TruncateStream(EventStream):
     """Let max_words words of text through, then end the way the provider ends a max_tokens answer."""
+
+    ended_by = "truncated_response ended the stream at its word budget, with an end of its own"
 
     def __init__(self, provider: LlmProvider, max_words: int) -> None:
         super().__init__()

@@ -47,6 +47,10 @@ def proxy(pace: float) -> Iterator[Proxy]:
         yield running
 
 
+#: how the journal says a truncated_response ended a stream: the fault's end, not a cut of the provider's
+TRUNCATED = "truncated_response ended the stream at its word budget, with an end of its own"
+
+
 def in_episode(proxy: Proxy, act: Any, *faults: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     """act(client) in one episode under the faults: what it returned, and the call's journal entry."""
     proxy.control.ok("POST", "/reset")
@@ -109,10 +113,10 @@ def test_a_truncated_text_answer_is_applied_and_its_usage_blames_the_fault(proxy
     assert entry["fault"]["applied"] is True and "stream ended after" in entry["fault"]["effect"]
     usage = entry["usage"]
     assert usage["unknown"] and usage["input_tokens"] is None
-    assert usage["reason"] == "the fault ended the stream early: the stream was cut before its usage chunk"
+    assert usage["reason"] == f"{TRUNCATED}: the stream was cut before its usage chunk"
     _, plain = in_episode(proxy, chunks, fault)  # the request did not ask: then that is the reason
     assert plain["usage"]["reason"] == (
-        "the fault ended the stream early: the stream reported no usage (stream_options.include_usage was not set)"
+        f"{TRUNCATED}: the stream reported no usage (stream_options.include_usage was not set)"
     )
 
 
@@ -133,7 +137,7 @@ def test_a_truncated_anthropic_stream_has_no_made_up_output_count(proxy: Proxy) 
     assert (message.content[0].text, message.stop_reason) == ("AAPL trades", "max_tokens")
     usage = entry["usage"]
     assert usage["unknown"] and usage["output_tokens"] is None, usage
-    assert usage["reason"].startswith("the fault ended the stream early: the stream was cut before message_delta")
+    assert usage["reason"].startswith(f"{TRUNCATED}: the stream was cut before message_delta")
     assert usage["input_tokens"] == prompt_tokens(json.loads(entry["request_body"]))
 
 
