@@ -9,7 +9,7 @@ import click
 
 from flakeproxy.cli.main import started
 from flakeproxy.cli.options import config_option, formats_option, quiet_option
-from flakeproxy.cli.running import run_and_report
+from flakeproxy.cli.running import HeldSignals, run_and_report
 from flakeproxy.cli.written import say_written
 from flakeproxy.config import load_config
 from flakeproxy.reports import parse_formats
@@ -33,6 +33,16 @@ def ci(config_path: str, output: str | None, min_score: float | None, quiet: boo
     the overall score: the weighted mean of the pillars that ran, with absent pillars' weights spread
     over them in proportion. Exit 1 when the contract fails, a pillar
     cannot be scored, or the overall is below --min-score."""
+    held = HeldSignals()  # a Ctrl-C while the config loads stops the run once under way: it writes its record
+    try:
+        _ci(config_path, output, min_score, quiet, formats, held)
+    finally:
+        held.release()
+
+
+def _ci(
+    config_path: str, output: str | None, min_score: float | None, quiet: bool, formats: str, held: HeldSignals
+) -> None:
     from flakeproxy.reports.terminal import render
     from flakeproxy.runner.ci import run_ci_async
 
@@ -57,7 +67,7 @@ def ci(config_path: str, output: str | None, min_score: float | None, quiet: boo
     def show(stopped: RunResult) -> None:
         click.echo(render(stopped))
 
-    result = run_and_report(start, out, wanted, quiet, show, record=empty_record)
+    result = run_and_report(start, out, wanted, quiet, show, empty_record, held)
     click.echo(render(result))
     say_written(out, wanted, [out / "mutations.json"] if config.mutations is not None else [])
     from flakeproxy.judging.scoring import exit_code

@@ -70,15 +70,12 @@ def _run(
     from flakeproxy.runner.proxy_child import early_proxy, end_child
 
     held = HeldSignals()  # a Ctrl-C from here on stops the run once it is under way, which then writes its record
-    early = early_proxy(config_path)  # first: the proxy starts while this process loads the rest
+    early = None
     try:
+        early = early_proxy(config_path)  # first: the proxy starts while this process loads the rest
         from flakeproxy.cli.running import run_and_report
 
-        try:
-            wanted, config, out = _prepared(config_path, output, (seed, concurrency, replicas), formats, shard)
-        except BaseException:
-            held.release()  # a config error: nothing ran, nothing is written (exit 2)
-            raise
+        wanted, config, out = _prepared(config_path, output, (seed, concurrency, replicas), formats, shard)
 
         async def start(progress: Callable[[str], None]) -> RunResult:
             from flakeproxy.runner.local import launch_local
@@ -97,6 +94,7 @@ def _run(
 
         return run_and_report(start, out, wanted, quiet, show, empty_record, held), out, wanted
     finally:
+        held.release()  # the handlers as before (a config error: nothing ran, nothing is written, exit 2)
         if early is not None:
             end_child(early)  # stopped by the run already; here if it never started (a config error, say)
 
