@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import select
+import signal
 import subprocess
 import sys
 import threading
@@ -98,6 +99,10 @@ def _be_the_proxy(config_path: str, out_w: int, err_w: int) -> NoReturn:
     """The child's whole life: the proxy command, then os._exit with its exit code; never back into the runner."""
     code = 1
     try:
+        # the interpreter's own handlers, not what the runner held while it started (cli/held.py): the proxy's
+        # loop installs its own once it runs, and until then a SIGTERM from end_child must end it
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         parent = os.getppid()
         os.setsid()  # the runner's process group signals (Ctrl-C at its terminal) are the runner's to handle
         null = os.open(os.devnull, os.O_RDONLY)

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import click
 
+from flakeproxy.cli.held import HeldSignals, hold
 from flakeproxy.cli.main import started
 from flakeproxy.cli.options import config_option, formats_option, quiet_option
-from flakeproxy.cli.running import HeldSignals, run_and_report
+from flakeproxy.cli.running import run_and_report
 from flakeproxy.cli.written import say_written
 from flakeproxy.config import load_config
 from flakeproxy.reports import parse_formats
@@ -33,7 +34,7 @@ def ci(config_path: str, output: str | None, min_score: float | None, quiet: boo
     the overall score: the weighted mean of the pillars that ran, with absent pillars' weights spread
     over them in proportion. Exit 1 when the contract fails, a pillar
     cannot be scored, or the overall is below --min-score."""
-    held = HeldSignals()  # a Ctrl-C while the config loads stops the run once under way: it writes its record
+    held = hold()  # a Ctrl-C while the config loads stops the run once under way: it writes its record
     try:
         _ci(config_path, output, min_score, quiet, formats, held)
     finally:

@@ -66,10 +66,10 @@ def _run(
 ) -> tuple[RunResult, Path, list[str]]:
     """The run, the folder it wrote into, and the reports written there (`show`: what to print of a run that
     stopped early, before its error line)."""
-    from flakeproxy.cli.running import HeldSignals
+    from flakeproxy.cli.held import hold
     from flakeproxy.runner.proxy_child import early_proxy, end_child
 
-    held = HeldSignals()  # a Ctrl-C from here on stops the run once it is under way, which then writes its record
+    held = hold()  # a Ctrl-C from the start on stops the run once it is under way, which then writes its record
     early = None
     try:
         early = early_proxy(config_path)  # first: the proxy starts while this process loads the rest

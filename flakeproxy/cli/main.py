@@ -11,6 +11,7 @@ import sys
 import click
 
 from flakeproxy.cli.exits import EXIT_CODES
+from flakeproxy.cli.held import hold, is_run_command
 from flakeproxy.errors import FlakeproxyError
 from flakeproxy.safe_text import escape_surrogates, visible
 from flakeproxy.version import __version__
@@ -152,6 +153,8 @@ def entry(argv: list[str] | None = None) -> None:
     more (a run's or the proxy's exit took 0.12 s, 0.02 s so; issue 23). atexit handlers still run. Not in
     main(), which tests call in their own process."""
     global _after_start
+    if is_run_command(sys.argv[1:] if argv is None else argv):
+        hold()  # first: a Ctrl-C while the run starts is acted on once it is under way (cli/held.py)
     if _after_start is None:  # else a proxy child forked while its runner started (runner/forked.py): the runner's
         _after_start = gc.get_threshold()
     gc.set_threshold(*STARTING_THRESHOLD)

@@ -11,6 +11,7 @@ from typing import TypeVar
 
 import click
 
+from flakeproxy.cli.held import HeldSignals
 from flakeproxy.cli.written import written_files, written_line
 from flakeproxy.crash import crashed
 from flakeproxy.errors import BudgetCrossed, FlakeproxyError, InfrastructureError
@@ -75,25 +76,6 @@ def show_stopped(
         show(escaped(result))
     files = written_files(out, formats)
     click.echo(written_line(files) + ("" if result.episodes or not files else f" ({NOTHING_RAN})"), err=True)
-
-
-class HeldSignals:
-    """SIGTERM and SIGINT held while a run command starts (its config loads, its proxy child starts): a signal then
-    is remembered, not raised in the middle of an import, and run_until_signal stops the run with it as soon as
-    the run is under way, so the run writes its record as any stopped run does (a trial's Ctrl-C 0.2-0.6 s after
-    launch left the previous run's results.json in place)."""
-
-    def __init__(self) -> None:
-        self.pending: list[str] = []
-        self._before = {sig: signal.signal(sig, self._hold) for sig in (signal.SIGTERM, signal.SIGINT)}
-
-    def _hold(self, signum: int, frame: object) -> None:
-        self.pending.append(signal.Signals(signum).name)
-
-    def release(self) -> None:
-        """The handlers as they were (a signal still pending is run_until_signal's to act on)."""
-        for sig, handler in self._before.items():
-            signal.signal(sig, handler)
 
 
 def run_until_signal(

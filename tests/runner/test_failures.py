@@ -204,3 +204,23 @@ def test_ctrl_c_while_the_run_starts_writes_its_record_in_place_of_the_previous_
         assert record["interrupted_by"] == sig.name and record["episodes"] == [], record
         assert "(this run's record: it stopped before any episode ran)" in err, err
         assert kill_proxy_children(w.config) == 0, "the proxy child outlived the run"
+
+
+@pytest.mark.proxy_child  # the child started before the config was found wrong
+def test_a_config_error_stops_the_early_proxy_child_at_once(tmp_path: Path) -> None:
+    """The proxy child is forked while the runner holds its signals (a Ctrl-C while it starts): forked with the
+    runner's holding handlers, it ignored end_child's SIGTERM and a config error waited 10 s for its SIGKILL."""
+    with world(tmp_path) as w:
+        w.data["contract"]["invariants"][0]["severity"] = "bogus"  # found by the models, after the early fork
+        w.config.write_text(yaml.safe_dump(w.data))
+        began = time.monotonic()
+        done = subprocess.run(
+            [sys.executable, "-m", "flakeproxy", "contract", "run", "-c", str(w.config)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        took = time.monotonic() - began
+        assert done.returncode == 2 and "severity: must be one of" in done.stderr, done.stderr
+        assert took < 5, f"a config error took {took:.1f} s: the proxy child outlived its SIGTERM"
+        assert kill_proxy_children(w.config) == 0
