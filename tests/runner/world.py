@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -98,6 +99,7 @@ def world(
             "chaos_matrix": matrix or MATRIX,
             "run": {"seed": 7, "output": str(tmp / "out"), **(run or {})},
         }
+        data = copy.deepcopy(data)  # a test may edit its world's data: never the module's defaults under it
         tmp.mkdir(parents=True, exist_ok=True)
         if agent_config is not None:
             data["agent"] = agent_config
