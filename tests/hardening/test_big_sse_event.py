@@ -67,7 +67,9 @@ def test_a_twelve_megabyte_event_costs_a_few_untouched_streams(proxy: Proxy) -> 
     assert seen.status == 200 and seen.error is None and b'"content":"lol "' in seen.body[:300]
     assert entry["fault"]["applied"] is True, entry["fault"]
     assert seen.elapsed < SLOWER * plain.elapsed, f"{seen.elapsed:.2f} s faulted, {plain.elapsed:.2f} s untouched"
-    assert waited < 2 * plain.elapsed, (
+    # the old parser stalled other calls 4.6 s behind a ~0.6 s stream (7x); the same bound as the stream's own
+    # (2x flaked on a loaded 2-core CI run: 1.23 s behind 0.59 s, the other workers' tests on the same cores)
+    assert waited < SLOWER * plain.elapsed, (
         f"other calls waited {waited:.2f} s (the untouched stream: {plain.elapsed:.2f} s)"
     )
 
