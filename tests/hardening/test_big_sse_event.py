@@ -26,6 +26,8 @@ MATRIX = [
 ]
 #: The faulted stream may take this many times the untouched one (measured: 1.2-1.5x; the old parser: >10x).
 SLOWER = 4
+#: attempts at that bound before the test fails (a loaded machine can take the cores from one)
+ATTEMPTS = 3
 
 
 @pytest.fixture(scope="module")
@@ -60,18 +62,24 @@ def _with_traffic(proxy: Proxy, scenario: str | None, big: int) -> tuple[Seen, f
     return seen, max(waits), entry
 
 
-@pytest.mark.timeout(60)
+@pytest.mark.timeout(120)
 def test_a_twelve_megabyte_event_costs_a_few_untouched_streams(proxy: Proxy) -> None:
-    plain, _, _ = _with_traffic(proxy, None, 12 * MB)
-    seen, waited, entry = _with_traffic(proxy, "tone", 12 * MB)
-    assert seen.status == 200 and seen.error is None and b'"content":"lol "' in seen.body[:300]
-    assert entry["fault"]["applied"] is True, entry["fault"]
-    assert seen.elapsed < SLOWER * plain.elapsed, f"{seen.elapsed:.2f} s faulted, {plain.elapsed:.2f} s untouched"
-    # the old parser stalled other calls 4.6 s behind a ~0.6 s stream (7x); the same bound as the stream's own
-    # (2x flaked on a loaded 2-core CI run: 1.23 s behind 0.59 s, the other workers' tests on the same cores)
-    assert waited < SLOWER * plain.elapsed, (
-        f"other calls waited {waited:.2f} s (the untouched stream: {plain.elapsed:.2f} s)"
-    )
+    """Timed against the untouched stream in the same attempt, best of ATTEMPTS: on a loaded 2-core CI run the
+    other workers' tests took the cores from one attempt (2.44 s faulted behind 0.59 s untouched, once); the
+    quadratic parser this guards against was >10x in every attempt."""
+    tries = []
+    for _ in range(ATTEMPTS):
+        plain, _, _ = _with_traffic(proxy, None, 12 * MB)
+        seen, waited, entry = _with_traffic(proxy, "tone", 12 * MB)
+        assert seen.status == 200 and seen.error is None and b'"content":"lol "' in seen.body[:300]
+        assert entry["fault"]["applied"] is True, entry["fault"]
+        tries.append(
+            f"{seen.elapsed:.2f} s faulted, other calls waited {waited:.2f} s, {plain.elapsed:.2f} s untouched"
+        )
+        # the old parser stalled other calls 4.6 s behind a ~0.6 s stream: the same bound as the stream's own
+        if seen.elapsed < SLOWER * plain.elapsed and waited < SLOWER * plain.elapsed:
+            return
+    raise AssertionError(f"slower than {SLOWER}x the untouched stream in every attempt: {'; '.join(tries)}")
 
 
 @pytest.mark.timeout(60)
