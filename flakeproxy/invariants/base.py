@@ -41,7 +41,9 @@ class Invariant(StrictModel):
     reads_spans: it judges the agent's own spans, so it needs proxy.otlp; forbids_content: it looks for what must
     never appear in an answer (a leak), so on a conversation every turn matters, not only the last (validate warns
     about one left on the default `turn: last`); forbids_secrets: it is a check against leaks of secrets, so an
-    answer that repeated a secret value its episode sent FAILs it (flakeproxy.judging.repeated_secrets).
+    answer that repeated a secret value its episode sent FAILs it (flakeproxy.judging.repeated_secrets);
+    reads_whole: it reads what an answer says, so an answer cut short can fail it (unless negated: a check that
+    forbids text passes a fragment too; flakeproxy.judging.blind).
     """
 
     needs_answer: ClassVar[bool] = True
@@ -51,6 +53,7 @@ class Invariant(StrictModel):
     reads_spans: ClassVar[bool] = False
     forbids_content: ClassVar[bool] = False
     forbids_secrets: ClassVar[bool] = False
+    reads_whole: ClassVar[bool] = False
 
     id: str = Field(min_length=1, pattern=r"^\S+$")
     severity: Severity = "medium"

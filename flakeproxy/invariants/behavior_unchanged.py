@@ -17,6 +17,7 @@ class BehaviorUnchanged(Invariant):
     """
 
     type: Literal["behavior_unchanged"]
+    reads_whole: ClassVar[bool] = True
     uses_baseline: ClassVar[bool] = True
     baseline: str = Field("auto", min_length=1, description="'auto', or the expected answer itself.")
     similarity_threshold: float = Field(0.75, ge=0.0, le=1.0)

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -12,6 +12,7 @@ class Contains(Invariant):
     """The answer contains value (case-insensitive)."""
 
     type: Literal["contains"]
+    reads_whole: ClassVar[bool] = True
     value: str = Field(min_length=1)
 
     def evaluate(self, obs: Observation) -> Verdict:

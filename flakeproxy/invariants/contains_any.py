@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -12,6 +12,7 @@ class ContainsAny(Invariant):
     """The answer contains at least one of values (case-insensitive)."""
 
     type: Literal["contains_any"]
+    reads_whole: ClassVar[bool] = True
     values: list[str] = Field(min_length=1)
 
     def evaluate(self, obs: Observation) -> Verdict:

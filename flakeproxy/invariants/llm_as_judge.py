@@ -5,7 +5,7 @@ import re
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -24,6 +24,7 @@ class LlmAsJudge(Invariant):
     """An OpenAI-compatible model scores the input against criteria; score >= pass_threshold passes."""
 
     type: Literal["llm_as_judge"]
+    reads_whole: ClassVar[bool] = True
     model: str = Field(min_length=1)
     criteria: str = Field(min_length=1)
     input_from: str = Field(

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import ClassVar, Literal
 
 from flakeproxy.config.base import Regex as Pattern
 from flakeproxy.invariants.base import Invariant
@@ -12,6 +12,7 @@ class Regex(Invariant):
     """The answer matches pattern (Python regex, searched anywhere; use (?i) for case-insensitive)."""
 
     type: Literal["regex"]
+    reads_whole: ClassVar[bool] = True
     pattern: Pattern
 
     def evaluate(self, obs: Observation) -> Verdict:

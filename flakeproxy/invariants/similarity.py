@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -17,6 +17,7 @@ class Similarity(Invariant):
     """
 
     type: Literal["similarity"]
+    reads_whole: ClassVar[bool] = True
     expected: str = Field(min_length=1)
     threshold: float = Field(0.8, ge=0.0, le=1.0)
 

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -13,6 +13,7 @@ class ValidJson(Invariant):
     """The answer parses as JSON and, when json_schema is given, validates against it."""
 
     type: Literal["valid_json"]
+    reads_whole: ClassVar[bool] = True
     json_schema: dict[str, Any] | None = Field(None, description="A JSON Schema the answer must satisfy.")
 
     def evaluate(self, obs: Observation) -> Verdict:

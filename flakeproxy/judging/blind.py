@@ -12,13 +12,11 @@ from flakeproxy.results import CellResult, ScenarioCoverage
 
 #: faults that leave the agent a fragment of an answer that still reads as one (the SDKs accept both silently)
 CUTTING = ("truncated_response", "stream_cut")
-#: checks that read what an answer says, so a fragment can fail them (a negated regex forbids text: it cannot)
-READS_WHOLE = ("regex", "contains", "contains_any", "similarity", "llm_as_judge", "valid_json", "behavior_unchanged")
 
 
 def blind_to_cuts(config: FlakeproxyConfig, cov: ScenarioCoverage, cells: Sequence[CellResult]) -> str | None:
     """The warning for a scenario whose cutting faults reached the agent while every check passed and none of
-    those judged could tell a fragment from a whole answer (custom scripts are trusted to); None otherwise."""
+    those judged could tell a fragment from a whole answer (Invariant.reads_whole, not negated); None otherwise."""
     cut = [f for f in cov.faults if f.kind in CUTTING and f.applied]
     judged = [c for c in cells if c.scenario == cov.scenario and c.outcome != "not_applicable"]
     if not cut or not judged or any(c.outcome != "pass" for c in judged):
@@ -26,10 +24,8 @@ def blind_to_cuts(config: FlakeproxyConfig, cov: ScenarioCoverage, cells: Sequen
     kinds = {inv.id: inv for inv in (config.contract.invariants if config.contract else [])}
     for cell in judged:
         invariant = kinds.get(cell.invariant)
-        if invariant is None or invariant.type == "custom":
-            return None  # a check this cannot see into
-        if invariant.type in READS_WHOLE and not getattr(invariant, "negate", False):
-            return None
+        if invariant is None or (invariant.reads_whole and not invariant.negate):
+            return None  # one could tell (or one this cannot see)
     faults = ", ".join(f"{f.section}[{f.index}] {f.kind} (applied {f.applied})" for f in cut)
     return (
         f"warning: scenario {cov.scenario}: {faults} cut the agent's answers short and every check passed, but "
