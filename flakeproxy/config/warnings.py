@@ -10,9 +10,8 @@ from typing import Any
 from flakeproxy.config.base import glob_matches
 from flakeproxy.config.model import FlakeproxyConfig
 from flakeproxy.config.proxy import is_loopback_host, split_host_port
-from flakeproxy.config.replica_warnings import too_few_replicas_to_pass
+from flakeproxy.config.replica_warnings import too_few_replicas_to_pass, unread_min_pass_rate
 from flakeproxy.config.turn_warnings import leaks_before_the_last_turn
-from flakeproxy.config.wire_config import unread_min_pass_rate
 from flakeproxy.config.yamlsource import format_path
 from flakeproxy.faults import WS_FAULTS, MidStreamErrorFault, StreamCutFault
 
@@ -285,6 +284,6 @@ def config_warnings(config: FlakeproxyConfig) -> list[str]:
         + http_placeholders(config)
         + forward_proxy(config)
         + forward_without_token(config)
-        + [line for line in [unread_min_pass_rate(config.run, config.scoring)] if line]
+        + unread_min_pass_rate(config.run, config.scoring)
         + too_few_replicas_to_pass(config.run, config.scoring)
     )

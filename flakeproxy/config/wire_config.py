@@ -146,23 +146,10 @@ def check_k(run: RunConfig, scoring: ScoringConfig) -> None:
 
 
 def check_min_pass_rate_read(run: RunConfig, scoring: ScoringConfig) -> None:
-    """Adaptive replicas need scoring.min_pass_rate (one no rule reads is a warning: unread_min_pass_rate)."""
+    """Adaptive replicas need scoring.min_pass_rate (one no rule reads is a warning: config/replica_warnings.py)."""
     if run.adaptive is not None and scoring.min_pass_rate is None:
         raise CrossCheckError(
             ("scoring", "min_pass_rate"),
             "adaptive run.replicas {min, max} needs scoring.min_pass_rate: the pass rate its stopping rule "
             "tells cells apart from (e.g. min_pass_rate: 0.8)",
         )
-
-
-def unread_min_pass_rate(run: RunConfig, scoring: ScoringConfig) -> str | None:
-    """What to say of a scoring.min_pass_rate no rule reads (fixed replicas, aggregation not rate): a warning, not an
-    error, since `--replicas MIN:MAX` needs it in the config (a new user set it as that error said, and then every
-    run without the option was refused)."""
-    if scoring.min_pass_rate is None or scoring.replica_aggregation == "rate" or run.adaptive is not None:
-        return None
-    return (
-        f"scoring.min_pass_rate {scoring.min_pass_rate:g} is read only by replica_aggregation: rate or adaptive "
-        f"replicas (run.replicas {{min, max}} or --replicas MIN:MAX), not by {scoring.replica_aggregation} with "
-        f"{run.replicas} fixed replica(s): this run judges without it"
-    )
