@@ -10,7 +10,7 @@ import click
 from flakeproxy.cli.held import HeldSignals, hold
 from flakeproxy.cli.main import started
 from flakeproxy.cli.options import config_option, formats_option, quiet_option
-from flakeproxy.cli.running import run_and_report
+from flakeproxy.cli.running import empty_record, run_and_report
 from flakeproxy.cli.written import say_written
 from flakeproxy.config import load_config
 from flakeproxy.reports import parse_formats
@@ -60,15 +60,10 @@ def _ci(
         result: RunResult = await run_ci_async(config, config_path, out, progress, min_score)
         return result
 
-    def empty_record() -> RunResult:
-        from flakeproxy.runner.results_file import new_result
-
-        return new_result(config, config_path)
-
     def show(stopped: RunResult) -> None:
         click.echo(render(stopped))
 
-    result = run_and_report(start, out, wanted, quiet, show, empty_record, held)
+    result = run_and_report(start, out, wanted, quiet, show, empty_record(config, config_path), held)
     click.echo(render(result))
     say_written(out, wanted, [out / "mutations.json"] if config.mutations is not None else [])
     from flakeproxy.judging.scoring import exit_code

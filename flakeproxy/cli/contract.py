@@ -73,7 +73,7 @@ def _run(
     early = None
     try:
         early = early_proxy(config_path)  # first: the proxy starts while this process loads the rest
-        from flakeproxy.cli.running import run_and_report
+        from flakeproxy.cli.running import empty_record, run_and_report
 
         wanted, config, out = _prepared(config_path, output, (seed, concurrency, replicas), formats, shard)
 
@@ -87,12 +87,7 @@ def _run(
             result: RunResult = await run_contract_async(config, config_path, out, progress, shard, record, local)
             return result
 
-        def empty_record() -> RunResult:
-            from flakeproxy.runner.results_file import new_result
-
-            return new_result(config, config_path)
-
-        return run_and_report(start, out, wanted, quiet, show, empty_record, held), out, wanted
+        return run_and_report(start, out, wanted, quiet, show, empty_record(config, config_path), held), out, wanted
     finally:
         held.release()  # the handlers as before (a config error: nothing ran, nothing is written, exit 2)
         if early is not None:

@@ -7,7 +7,7 @@ import signal
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import click
 
@@ -17,6 +17,9 @@ from flakeproxy.crash import crashed
 from flakeproxy.errors import BudgetCrossed, FlakeproxyError, InfrastructureError
 from flakeproxy.results import RunResult
 from flakeproxy.safe_text import escaped, visible
+
+if TYPE_CHECKING:
+    from flakeproxy.config import FlakeproxyConfig
 
 T = TypeVar("T")
 
@@ -151,6 +154,17 @@ def run_and_report(
     except Exception as e:
         raise crashed(e, out) from e
     return result
+
+
+def empty_record(config: FlakeproxyConfig, config_path: str) -> Callable[[], RunResult]:
+    """run_and_report's `record` for a run of config: its record before any episode (runner/results_file)."""
+
+    def record() -> RunResult:
+        from flakeproxy.runner.results_file import new_result
+
+        return new_result(config, config_path)
+
+    return record
 
 
 def _stopped_record(record: Callable[[], RunResult] | None, signal_name: str) -> RunResult | None:
