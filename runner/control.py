@@ -10,12 +10,12 @@ from typing import Any
 
 import aiohttp
 from pydantic import BaseModel
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception_type, stop_after_delay, wait_exponential
 
 from flakeproxy import control_api as api
 from flakeproxy.config.replays import ReplayPlan
 from flakeproxy.errors import InfrastructureError
 from flakeproxy.runner.http_errors import why
+from flakeproxy.runner.retry import retrying
 
 #: One readiness probe's bound: a proxy that accepts but does not answer is not ready (tried again).
 PROBE_TIMEOUT = aiohttp.ClientTimeout(total=2)
@@ -91,8 +91,7 @@ class ControlClient:
         failed and then every WAIT_SAY_S, that the run is waiting and for how long at most."""
         said = [0.0]
 
-        def waiting(state: RetryCallState) -> None:
-            elapsed, why_not = state.seconds_since_start or 0.0, state.outcome.exception() if state.outcome else None
+        def waiting(elapsed: float, why_not: BaseException) -> None:
             if said[0] == 0.0:
                 progress(
                     f"waiting for the proxy's control API at {self.url} ({where}) to answer: up to {timeout_s:g} s "
@@ -105,15 +104,8 @@ class ControlClient:
 
         last = "no answer"
         try:
-            async for attempt in AsyncRetrying(
-                stop=stop_after_delay(timeout_s),
-                wait=wait_exponential(multiplier=0.1, max=1),
-                retry=retry_if_exception_type(NotReady),
-                before_sleep=waiting,
-                reraise=True,
-            ):
-                with attempt:
-                    return await self._health()
+            health = self._health
+            return await retrying(health, NotReady, first_s=0.1, max_s=1, within_s=timeout_s, before_sleep=waiting)
         except NotReady as e:
             last = str(e)
         raise InfrastructureError(

@@ -11,7 +11,6 @@ from typing import Any
 from urllib.parse import quote
 
 import aiohttp
-from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from flakeproxy.config.agent import HttpAgent, parse_response_path
 from flakeproxy.errors import InfrastructureError
@@ -20,6 +19,7 @@ from flakeproxy.results import UnreadAnswer
 from flakeproxy.runner.agents.base import Invocation, Reply, clip
 from flakeproxy.runner.http_errors import why
 from flakeproxy.runner.ports import EpisodePort
+from flakeproxy.runner.retry import retrying
 from flakeproxy.wire.call import CELL_HEADER
 from flakeproxy.wire.sse import SseParser
 
@@ -148,18 +148,16 @@ class HttpAdapter:
         """POST the reset endpoint; a refused connection is waited for (infrastructure), an error status is not."""
         _, where = self._endpoints(how)
         assert self.session is not None and where
+        session = self.session
+
+        async def post() -> None:
+            async with session.post(where) as response:
+                if response.status >= 400:
+                    body = clip(await response.text())
+                    raise InfrastructureError(f"agent reset {where} answered HTTP {response.status}: {body}")
+
         try:
-            async for attempt in AsyncRetrying(
-                stop=stop_after_attempt(5),
-                wait=wait_exponential(0.1, max=2),
-                retry=retry_if_exception_type(aiohttp.ClientConnectionError),
-                reraise=True,
-            ):
-                with attempt:
-                    async with self.session.post(where) as response:
-                        if response.status >= 400:
-                            body = clip(await response.text())
-                            raise InfrastructureError(f"agent reset {where} answered HTTP {response.status}: {body}")
+            await retrying(post, aiohttp.ClientConnectionError, first_s=0.1, max_s=2, attempts=5)
         except aiohttp.ClientError as e:
             raise self._unreachable(f"agent reset {where}", how, "reset_endpoint", e) from e
 
