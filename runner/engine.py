@@ -112,7 +112,7 @@ class ContractRun:
     async def _start(self) -> None:
         proxy = self.config.proxy
         if self.local is None and needs_local_proxy(self.config):
-            self.local = LocalProxy(self.config_path)
+            self.local = LocalProxy(self.config_path, config=self.config)
             await self.local.launch()  # first: the proxy starts while the agent and the mocks do
         await self.agent.start()
         if proxy.admin_url is None:  # local runs start the http_mock services; a sidecar's run elsewhere

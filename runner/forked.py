@@ -8,12 +8,20 @@ anything else spawns. The forked child runs `flakeproxy proxy -c CONFIG` as the 
 its own, its stdout and stderr on pipes to the runner, stdin on /dev/null, nothing else inherited; it never returns
 into the runner's code (it ends with os._exit). Its command line is the runner's, so it names itself CHILD_NAME
 (`ps -o comm`, top).
+
+A child forked to be handed its config (`fork_proxy(..., handed=True)`, what `contract run` starts before it has
+validated anything) imports mitmproxy first and then reads the runner's validated config from a pipe
+(`ForkedChild.hand`), pickled: the runner's own process image wrote it, nothing from outside. It then validates
+nothing again (the ~35 ms schema build of its start-up, issue 23) and runs exactly what the runner validated, its
+command-line overrides included. A pipe closed with nothing on it (`hand(None)`) sends it to the file instead.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
+import pickle
 import select
 import signal
 import subprocess
@@ -21,7 +29,10 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import IO, NoReturn
+from typing import IO, TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    from flakeproxy.config import WireConfig
 
 CHILD_NAME = b"fp-proxy-child"  # at most 15 bytes: the kernel's limit for a process's name
 #: `flakeproxy proxy` reads these (--admin, --token); the run's own proxy must not: the runner reaches it at the
@@ -45,8 +56,9 @@ class ForkedChild:
     """The forked proxy: what LocalProxy and end_child use of a subprocess.Popen (pid, stdout, stderr, poll,
     wait, returncode)."""
 
-    def __init__(self, pid: int, stdout: IO[bytes], stderr: IO[bytes]) -> None:
+    def __init__(self, pid: int, stdout: IO[bytes], stderr: IO[bytes], handing: int | None = None) -> None:
         self.pid, self.stdout, self.stderr = pid, stdout, stderr
+        self.handing = handing  # the pipe the child waits for its config on, until handed (or closed)
         self.args = ["flakeproxy", "proxy"]
         self.returncode: int | None = None
         self._lock = threading.Lock()  # poll() from the event loop and from end_child's thread
@@ -54,6 +66,21 @@ class ForkedChild:
             self._pidfd: int | None = os.pidfd_open(pid)
         except (AttributeError, OSError):  # a kernel before 5.3, or a sandbox without the call: wait() polls
             self._pidfd = None
+
+    def hand(self, config: WireConfig | None) -> None:
+        """Give the child the runner's validated config (its wire_view, pickled), or None: it reads the file. The
+        write is a thread's, not the caller's: the child reads only once its imports are done, and a config larger
+        than the pipe's buffer would hold the event loop until then."""
+        fd, self.handing = self.handing, None
+        if fd is None:
+            return
+        if config is None:
+            os.close(fd)
+            return
+        from flakeproxy.config.wire_config import wire_view
+
+        data = pickle.dumps(wire_view(config), protocol=pickle.HIGHEST_PROTOCOL)
+        threading.Thread(target=_write_and_close, args=(fd, data), name="flakeproxy-hand-config", daemon=True).start()
 
     def poll(self) -> int | None:
         with self._lock:
@@ -81,21 +108,29 @@ class ForkedChild:
         return code
 
 
-def fork_proxy(config_path: str) -> ForkedChild:
-    """`flakeproxy proxy -c config_path` in a forked child (can_fork() must be true)."""
+def fork_proxy(config_path: str, handed: bool = False) -> ForkedChild:
+    """`flakeproxy proxy -c config_path` in a forked child (can_fork() must be true); handed: it waits for its
+    config from ForkedChild.hand once its imports are done, and reads config_path only if handed None."""
     for stream in (sys.stdout, sys.stderr):
         stream.flush()  # or the child would write what this process had not written yet a second time
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
+    config_r, config_w = os.pipe() if handed else (None, None)
     pid = os.fork()
     if pid == 0:
-        _be_the_proxy(config_path, out_w, err_w)
-    os.close(out_w)
-    os.close(err_w)
-    return ForkedChild(pid, os.fdopen(out_r, "rb"), os.fdopen(err_r, "rb"))
+        _be_the_proxy(config_path, out_w, err_w, config_r)
+    for fd in (out_w, err_w, config_r):
+        if fd is not None:
+            os.close(fd)
+    return ForkedChild(pid, os.fdopen(out_r, "rb"), os.fdopen(err_r, "rb"), config_w)
 
 
-def _be_the_proxy(config_path: str, out_w: int, err_w: int) -> NoReturn:
+def _write_and_close(fd: int, data: bytes) -> None:
+    with contextlib.suppress(OSError), os.fdopen(fd, "wb") as pipe:  # a child that died meanwhile: EPIPE
+        pipe.write(data)
+
+
+def _be_the_proxy(config_path: str, out_w: int, err_w: int, config_r: int | None) -> NoReturn:
     """The child's whole life: the proxy command, then os._exit with its exit code; never back into the runner."""
     code = 1
     try:
@@ -105,10 +140,17 @@ def _be_the_proxy(config_path: str, out_w: int, err_w: int) -> NoReturn:
         signal.signal(signal.SIGINT, signal.default_int_handler)
         parent = os.getppid()
         os.setsid()  # the runner's process group signals (Ctrl-C at its terminal) are the runner's to handle
+        # the config pipe above the three the child's stdin, stdout and stderr become, whatever numbers it had
+        config_fd = None if config_r is None else fcntl.fcntl(config_r, fcntl.F_DUPFD, 3)
         null = os.open(os.devnull, os.O_RDONLY)
         for fd, to in ((null, 0), (out_w, 1), (err_w, 2)):
             os.dup2(fd, to)
-        os.closerange(3, os.sysconf("SC_OPEN_MAX"))  # what a spawned child's close_fds closes
+        # Python's streams on them, whatever the runner's process had put in their place (pytest's capture, an
+        # embedding program's): the ready line goes to the runner's pipe, not into the runner's copy of an object
+        sys.stdin, sys.stdout, sys.stderr = _stream(0, "r"), _stream(1, "w"), _stream(2, "w", "backslashreplace")
+        keep = [] if config_fd is None else [config_fd]
+        for low, high in zip([3, *(fd + 1 for fd in keep)], [*keep, os.sysconf("SC_OPEN_MAX")], strict=True):
+            os.closerange(low, high)  # what a spawned child's close_fds closes
         with contextlib.suppress(OSError):
             Path("/proc/self/comm").write_bytes(CHILD_NAME)
         from flakeproxy.runner.parent_watch import end_with_parent
@@ -116,8 +158,10 @@ def _be_the_proxy(config_path: str, out_w: int, err_w: int) -> NoReturn:
         end_with_parent(parent)
         for name in RUNNERS_OWN:  # served at the config's admin, with its token: where the runner reaches it
             os.environ.pop(name, None)
+        from flakeproxy.cli import proxy
         from flakeproxy.cli.main import entry
 
+        proxy.handed_fd = config_fd
         entry(["proxy", "-c", config_path])  # ends the process itself once it has stopped cleanly
         code = 0
     except SystemExit as e:
@@ -131,6 +175,11 @@ def _be_the_proxy(config_path: str, out_w: int, err_w: int) -> NoReturn:
             with contextlib.suppress(Exception):
                 stream.flush()
         os._exit(code)
+
+
+def _stream(fd: int, mode: str, errors: str = "strict") -> IO[str]:
+    """A text stream on one of the process's standard fds, line-buffered, never closing it."""
+    return open(fd, mode, encoding="utf-8", errors=errors, buffering=1, closefd=False)
 
 
 def _said(message: str) -> int:

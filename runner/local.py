@@ -11,22 +11,26 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import pickle
 import threading
 from collections import deque
 from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 from flakeproxy.errors import FlakeproxyError, InfrastructureError
-from flakeproxy.runner.proxy_child import Child, end_child, in_process, start_proxy
+from flakeproxy.runner.proxy_child import Child, end_child, hand_config, in_process, start_proxy
 
 if TYPE_CHECKING:
     from flakeproxy.addons.server import ProxyServer
-    from flakeproxy.config import FlakeproxyConfig
+    from flakeproxy.config import FlakeproxyConfig, WireConfig
 
 
 class LocalProxy:
-    def __init__(self, config_path: str, child: Child | None = None) -> None:
-        self.config_path = config_path
+    """config: the runner's validated config, handed to the proxy it starts (runner/forked.py), which then runs
+    it without reading config_path; without one, the proxy reads config_path."""
+
+    def __init__(self, config_path: str, child: Child | None = None, config: WireConfig | None = None) -> None:
+        self.config_path, self.config = config_path, config
         self.process: Child | None = None
         self.said: deque[str] = deque(maxlen=50)  # the child's last stderr lines
         self.reader: threading.Thread | None = None
@@ -35,6 +39,7 @@ class LocalProxy:
             self._adopt(child)
 
     def _adopt(self, child: Child) -> None:
+        hand_config(child, self.config)  # a child started `handed` waits for it (none: it reads config_path)
         self.process = child
         self.reader = threading.Thread(target=self._keep_stderr, name="flakeproxy-proxy-stderr", daemon=True)
         self.reader.start()
@@ -49,11 +54,11 @@ class LocalProxy:
         """Start the child without waiting for it: its imports and start-up overlap the runner's own
         (issue 23); `start()` then waits for its ready line."""
         if self.process is None and not in_process():
-            self._adopt(start_proxy(self.config_path))
+            self._adopt(start_proxy(self.config_path, handed=self.config is not None))
 
     async def start(self) -> None:
         if in_process():
-            self.thread = _ProxyThread(self.config_path)
+            self.thread = _ProxyThread(self.config_path, self.config)
             await self.thread.start()
             return
         await self.launch()
@@ -85,8 +90,8 @@ class _ProxyThread:
     config's admin with its token, as the child (which reads no FLAKEPROXY_ADMIN, FLAKEPROXY_TOKEN: forked.RUNNERS_OWN);
     the child's stderr lines are kept."""
 
-    def __init__(self, config_path: str) -> None:
-        self.config_path = config_path
+    def __init__(self, config_path: str, config: WireConfig | None = None) -> None:
+        self.config_path, self.config = config_path, config
         self.ready: Future[None] = Future()  # set when it serves, or with what stopped it before
         self.ended = threading.Event()
         self.stopping = False
@@ -97,10 +102,8 @@ class _ProxyThread:
     def _serve(self) -> None:
         try:
             from flakeproxy.addons.server import ProxyServer  # the child's imports, once per process
-            from flakeproxy.config import WireConfig, load_config
 
-            config = load_config(self.config_path, model=WireConfig)  # as the child reads it
-            self.server = ProxyServer(config)
+            self.server = ProxyServer(self._config())
             serving = self.server.run(
                 on_ready=lambda _: self.ready.set_result(None), handle_signals=False, on_warning=self.warnings.append
             )
@@ -111,6 +114,17 @@ class _ProxyThread:
             self._ended(InfrastructureError(f"{type(e).__name__}: {e}"))
         else:
             self._ended(InfrastructureError("the proxy stopped before it was ready"))
+
+    def _config(self) -> WireConfig:
+        """As the child reads it: the runner's, through the same pickle (a copy of its own, which the proxy's
+        thread may change without changing the runner's), else the file."""
+        from flakeproxy.config import WireConfig, load_config
+        from flakeproxy.config.wire_config import wire_view
+
+        if self.config is None:
+            return load_config(self.config_path, model=WireConfig)
+        copy: WireConfig = pickle.loads(pickle.dumps(wire_view(self.config), protocol=pickle.HIGHEST_PROTOCOL))
+        return copy
 
     def _ended(self, error: InfrastructureError) -> None:
         if not self.ready.done():
@@ -152,6 +166,6 @@ async def launch_local(config: FlakeproxyConfig, config_path: str, early: Child 
         if early is not None:
             await asyncio.to_thread(end_child, early)
         return None
-    local = LocalProxy(config_path, early)
+    local = LocalProxy(config_path, early, config)  # handed the config it validated
     await local.launch()
     return local

@@ -18,11 +18,14 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import IO, Protocol
+from typing import IO, TYPE_CHECKING, Protocol
 
 import flakeproxy.version
 from flakeproxy.errors import FlakeproxyError
-from flakeproxy.runner.forked import RUNNERS_OWN, can_fork, fork_proxy
+from flakeproxy.runner.forked import RUNNERS_OWN, ForkedChild, can_fork, fork_proxy
+
+if TYPE_CHECKING:
+    from flakeproxy.config import WireConfig
 
 IN_PROCESS = "FLAKEPROXY_IN_PROCESS_PROXY"
 
@@ -88,9 +91,16 @@ def spawn_proxy(config_path: str) -> subprocess.Popen[bytes]:
     )
 
 
-def start_proxy(config_path: str) -> Child:
-    """The child, started now: forked where this process can fork safely (runner/forked.py), else spawned."""
-    return fork_proxy(config_path) if can_fork() else spawn_proxy(config_path)
+def start_proxy(config_path: str, handed: bool = False) -> Child:
+    """The child, started now: forked where this process can fork safely (runner/forked.py), else spawned;
+    handed: a forked one waits for hand_config to give it its config (a spawned one reads config_path)."""
+    return fork_proxy(config_path, handed) if can_fork() else spawn_proxy(config_path)
+
+
+def hand_config(child: Child, config: WireConfig | None) -> None:
+    """The runner's validated config to a child started `handed` (None: it reads its file); else nothing."""
+    if isinstance(child, ForkedChild):
+        child.hand(config)
 
 
 def early_proxy(config_path: str) -> Child | None:
@@ -110,7 +120,7 @@ def early_proxy(config_path: str) -> Child | None:
     proxy = data.get("proxy") if isinstance(data, dict) else None  # needs_local_proxy's rule, on the raw YAML
     if not isinstance(proxy, dict) or proxy.get("admin_url") or not (proxy.get("listeners") or proxy.get("forward")):
         return None
-    return start_proxy(config_path)
+    return start_proxy(config_path, handed=True)  # launch_local hands it the config once validated
 
 
 def end_child(child: Child, reader: threading.Thread | None = None) -> None:
@@ -127,6 +137,7 @@ def end_child(child: Child, reader: threading.Thread | None = None) -> None:
             child.wait()
     if reader is not None:
         reader.join(5)
+    hand_config(child, None)  # the config pipe of a child that ended before it was handed one: closed
     for pipe in (child.stdout, child.stderr):
         if pipe is not None:
             pipe.close()

@@ -6,11 +6,18 @@ import asyncio
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from flakeproxy.cli.main import end_at_once, started
 from flakeproxy.cli.options import config_option, record_option
+
+if TYPE_CHECKING:
+    from flakeproxy.config import WireConfig
+
+#: In a child the runner forked to hand its validated config to (runner/forked.py): the pipe it comes on.
+handed_fd: int | None = None
 
 
 @click.command()
@@ -38,10 +45,13 @@ def proxy(config_path: str, admin: str | None, token: str | None, record: Path |
     # package's entry points when the first model was built: 15 ms of each start (issue 23). Set before the models
     # are imported; this process runs no code of the user's (a python agent runs in the runner's).
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    from flakeproxy.config import WireConfig, load_config
+    if handed_fd is None:
+        config = _load(config_path)  # a config error is said before mitmproxy's imports
+        from flakeproxy.addons.server import ProxyServer  # the only command that needs mitmproxy
+    else:  # mitmproxy's imports first: meanwhile, the runner validates the config it hands over
+        from flakeproxy.addons.server import ProxyServer
 
-    config = load_config(config_path, model=WireConfig)  # the invariants are the runner's to validate
-    from flakeproxy.addons.server import ProxyServer  # the only command that needs mitmproxy
+        config = _handed(handed_fd) or _load(config_path)
 
     def ready(line: str) -> None:
         started()
@@ -51,3 +61,19 @@ def proxy(config_path: str, admin: str | None, token: str | None, record: Path |
     server = ProxyServer(config, admin=admin, token=token, record=record)
     asyncio.run(server.run(on_ready=ready))
     end_at_once()  # stopped, its files written and closed
+
+
+def _load(config_path: str) -> WireConfig:
+    from flakeproxy.config import WireConfig, load_config
+
+    return load_config(config_path, model=WireConfig)  # the invariants are the runner's to validate
+
+
+def _handed(fd: int) -> WireConfig | None:
+    """The config the runner handed over (runner/forked.py ForkedChild.hand), or None if it handed none."""
+    import pickle
+
+    with os.fdopen(fd, "rb") as pipe:
+        data = pipe.read()
+    config: WireConfig | None = pickle.loads(data) if data else None  # written by the runner's own process image
+    return config

@@ -153,3 +153,13 @@ def check_min_pass_rate_read(run: RunConfig, scoring: ScoringConfig) -> None:
             "adaptive run.replicas {min, max} needs scoring.min_pass_rate: the pass rate its stopping rule "
             "tells cells apart from (e.g. min_pass_rate: 0.8)",
         )
+
+
+def wire_view(config: WireConfig) -> WireConfig:
+    """The proxy's part of a validated config (a FlakeproxyConfig, say) as a WireConfig, unvalidated again: every
+    section but the contract and the run invariants, whose types the proxy never imports; the chaos matrix kept,
+    wherever it was written. What the runner hands its own proxy (runner/forked.py), so that the proxy runs the
+    very config the runner validated, and spends no start-up validating it again (issue 23)."""
+    skip = ("contract", "invariants", "chaos_matrix")
+    fields = {name: getattr(config, name) for name in WireConfig.model_fields if name not in skip}
+    return WireConfig.model_construct(**fields, chaos_matrix=config.matrix or None)

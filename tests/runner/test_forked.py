@@ -35,7 +35,11 @@ config, mode = sys.argv[1], sys.argv[2]
 keep_r, keep_w = os.pipe()  # open in the runner when it forks: the child must not hold it
 seen = {"forkable": can_fork()}
 print("runner", flush=True)  # once: the child never returns here, nor writes what the runner wrote
-child = fork_proxy(config)
+child = fork_proxy(config, handed=mode.startswith("hand"))
+if mode.startswith("hand"):  # what `contract run` does once it has validated the config: handed, or None
+    from flakeproxy.config import load_config
+    child.hand(load_config(sys.argv[3]) if mode == "hand" else None)
+    mode = "serve"
 seen["ready"] = child.stdout.readline().decode()
 if mode == "serve":
     seen["name"] = open(f"/proc/{child.pid}/comm", "rb").read().strip().decode()
@@ -61,9 +65,13 @@ def _config(tmp: Path, admin: str) -> Path:
     return path
 
 
-def _forked(config: Path, mode: str) -> tuple[list[str], dict[str, object]]:
+def _forked(config: Path, mode: str, *more: str) -> tuple[list[str], dict[str, object]]:
     out = subprocess.run(
-        [sys.executable, "-c", SCRIPT, str(config), mode], capture_output=True, text=True, timeout=60, cwd=config.parent
+        [sys.executable, "-c", SCRIPT, str(config), mode, *more],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=config.parent,
     )
     assert out.returncode == 0, out.stderr[-3000:]
     *before, last = out.stdout.strip().splitlines()
@@ -79,6 +87,25 @@ def test_a_forked_proxy_serves_named_with_only_its_own_files_and_stops_on_sigter
     assert seen["name"] == CHILD_NAME.decode()
     assert seen["holds_runner_pipe"] is False and seen["stdin"] == "/dev/null"
     assert seen["wait"] == "timed out", "wait(timeout) returned while the proxy still ran"
+    assert seen["code"] == 0, seen["stderr"]
+
+
+def test_a_forked_proxy_runs_the_config_it_is_handed_not_its_file(tmp_path: Path) -> None:
+    """`contract run` hands its proxy the config it validated (issue 23: the child validates nothing again), so the
+    proxy serves what the runner checked, overrides and all, even where the file says otherwise."""
+    file_admin, handed_admin = f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"
+    (handed := tmp_path / "handed").mkdir()
+    before, seen = _forked(_config(tmp_path, file_admin), "hand", str(_config(handed, handed_admin)))
+    assert before == ["runner"]
+    assert str(seen["ready"]).startswith(f"flakeproxy proxy ready: control API http://{handed_admin}"), seen
+    assert seen["holds_runner_pipe"] is False and seen["code"] == 0, seen["stderr"]
+
+
+def test_a_forked_proxy_handed_nothing_reads_its_file(tmp_path: Path) -> None:
+    admin = f"127.0.0.1:{free_port()}"
+    before, seen = _forked(_config(tmp_path, admin), "hand-none")
+    assert before == ["runner"]
+    assert str(seen["ready"]).startswith(f"flakeproxy proxy ready: control API http://{admin}"), seen
     assert seen["code"] == 0, seen["stderr"]
 
 
