@@ -85,6 +85,17 @@ def test_aiohttp_is_whole_once_something_asks_for_its_client() -> None:
     assert "aiohttp.connector" in modules
 
 
+@pytest.mark.parametrize("package", ["aiohttp", "mitmproxy"])
+def test_the_version_the_lean_import_sets_is_the_installed_one(package: str) -> None:
+    """aiohttp's __version__ read from the head of its __init__ (issue 23: no scan of every installed distribution),
+    and a package whose __init__ states none (mitmproxy's) from its metadata, both as pip installed them."""
+    from importlib.metadata import version
+
+    from flakeproxy.addons.lean_import import _version_of
+
+    assert _version_of(package) == version(package)
+
+
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_the_help_line_is_the_commands_own(name: str) -> None:
     """The text kept for `flakeproxy --help` shortens, at every width, to what the command's own help gives."""
