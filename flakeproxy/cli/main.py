@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gc
 import importlib
 import os
@@ -161,20 +162,22 @@ def entry(argv: list[str] | None = None) -> None:
     try:
         main(argv)
     except SystemExit as e:
-        if _torn_down and e.code in (0, None):
+        if _torn_down and (e.code is None or isinstance(e.code, int)):
             atexit._run_exitfuncs()  # logging's flush, and any other
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(0)
+            for stream in (sys.stdout, sys.stderr):
+                with contextlib.suppress(OSError, ValueError):  # a reader gone (`| head`): as the teardown would
+                    stream.flush()
+            os._exit(e.code or 0)
         raise
     finally:
         gc.freeze()
 
 
 def end_at_once() -> None:
-    """The command has stopped cleanly and closed all it opened (the proxy, once its server returned): entry()
-    then exits after the atexit handlers and a flush, without the interpreter's teardown of its ~1,000 modules
-    (13 ms of each proxy's end, which a run waits for; issue 23)."""
+    """The command has stopped cleanly and closed all it opened (the proxy, once its server returned; a run, once
+    its files are written and its proxy stopped): entry() then exits with the command's code after the atexit
+    handlers and a flush, without the interpreter's teardown of its ~1,000 modules (13-16 ms of each proxy's and
+    each run's end; issue 23). Not for a process that ran the user's code (cli/running.py says when)."""
     global _torn_down
     _torn_down = True
 

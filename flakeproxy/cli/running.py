@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -153,7 +154,19 @@ def run_and_report(
         write_reports(out, formats, result)
     except Exception as e:
         raise crashed(e, out) from e
+    end_unless_user_code()
     return result
+
+
+def end_unless_user_code() -> None:
+    """A run whose files are written and whose proxy has stopped ends without the interpreter's teardown
+    (cli/main.py end_at_once), unless it imported the user's code into this process (a python agent, its tools):
+    objects of theirs may count on the teardown to finish their work."""
+    from flakeproxy.cli.main import end_at_once
+
+    python = sys.modules.get("flakeproxy.runner.agents.python")  # not imported: no python agent ran here
+    if python is None or not python.imported_user_code:
+        end_at_once()
 
 
 def empty_record(config: FlakeproxyConfig, config_path: str) -> Callable[[], RunResult]:

@@ -35,8 +35,15 @@ class ToolFaultError(RuntimeError):
     """What a wrapped tool raises when a fault answers with an error status."""
 
 
+#: Whether import_object has run: this process then holds the user's code (an agent, its tools, a reset function),
+#: whose objects may count on the interpreter's teardown at exit (cli/running.py end_unless_user_code).
+imported_user_code = False
+
+
 def import_object(path: str, near: Path | None = None) -> Any:
     """MODULE:ATTRIBUTE (attribute may be dotted); the config's folder and the cwd are importable."""
+    global imported_user_code
+    imported_user_code = True
     for folder in filter(None, [near, Path.cwd()]):
         if str(folder) not in sys.path:
             sys.path.insert(0, str(folder))
