@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import pickle
 import select
 import signal
 import subprocess
@@ -77,9 +76,9 @@ class ForkedChild:
         if config is None:
             os.close(fd)
             return
-        from flakeproxy.config.wire_config import wire_view
+        from flakeproxy.config.wire_config import handed
 
-        data = pickle.dumps(wire_view(config), protocol=pickle.HIGHEST_PROTOCOL)
+        data = handed(config)
         threading.Thread(target=_write_and_close, args=(fd, data), name="flakeproxy-hand-config", daemon=True).start()
 
     def poll(self) -> int | None:

@@ -119,11 +119,11 @@ class _ProxyThread:
         """As the child reads it: the runner's, through the same pickle (a copy of its own, which the proxy's
         thread may change without changing the runner's), else the file."""
         from flakeproxy.config import WireConfig, load_config
-        from flakeproxy.config.wire_config import wire_view
+        from flakeproxy.config.wire_config import handed
 
         if self.config is None:
             return load_config(self.config_path, model=WireConfig)
-        copy: WireConfig = pickle.loads(pickle.dumps(wire_view(self.config), protocol=pickle.HIGHEST_PROTOCOL))
+        copy: WireConfig = pickle.loads(handed(self.config))
         return copy
 
     def _ended(self, error: InfrastructureError) -> None:

@@ -163,3 +163,10 @@ def wire_view(config: WireConfig) -> WireConfig:
     skip = ("contract", "invariants", "chaos_matrix")
     fields = {name: getattr(config, name) for name in WireConfig.model_fields if name not in skip}
     return WireConfig.model_construct(**fields, chaos_matrix=config.matrix or None)
+
+
+def handed(config: WireConfig) -> bytes:
+    """wire_view(config), pickled: what the runner hands its proxy (`flakeproxy proxy` unpickles it)."""
+    import pickle
+
+    return pickle.dumps(wire_view(config), protocol=pickle.HIGHEST_PROTOCOL)

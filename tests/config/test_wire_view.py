@@ -1,6 +1,6 @@
-"""config/wire_config.wire_view: what `contract run` hands its proxy child, pickled (runner/forked.py), instead of
-the child validating the file again (issue 23). Through the pickle, it is the config the proxy would have read
-from the file, section by section: every example's, and one that sets the sections examples leave out."""
+"""config/wire_config.handed: what `contract run` hands its proxy child (runner/forked.py), wire_view pickled,
+instead of the child validating the file again (issue 23). Through the pickle, it is the config the proxy would
+have read from the file, section by section: every example's, and one that sets the sections examples leave out."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from flakeproxy.config import FlakeproxyConfig, WireConfig, load_config
-from flakeproxy.config.wire_config import wire_view
+from flakeproxy.config.wire_config import handed
 from tests.conftest import EXAMPLES
 
 #: Sections no example sets, on top of an example: pricing (with its private fallback), telemetry, redaction,
@@ -27,9 +27,9 @@ MORE: dict[str, Any] = {
 
 
 def _through_the_pipe(config: FlakeproxyConfig) -> WireConfig:
-    handed = pickle.loads(pickle.dumps(wire_view(config), protocol=pickle.HIGHEST_PROTOCOL))
-    assert type(handed) is WireConfig
-    return handed
+    config_handed = pickle.loads(handed(config))
+    assert type(config_handed) is WireConfig
+    return config_handed
 
 
 def _same_as_the_file(path: Path) -> None:
