@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import sys
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING
 from flakeproxy.config import FlakeproxyConfig
 from flakeproxy.config.settings import HttpMockService
 from flakeproxy.config.warnings import attribution_fix, config_warnings
+from flakeproxy.console import echo
 from flakeproxy.crash import crashed
 from flakeproxy.errors import ConfigError, FlakeproxyError
 from flakeproxy.judging.blind import blind_to_cuts
@@ -91,7 +91,7 @@ class ContractRun:
         self.spent = RunSpend(self.config.run.budget)  # run.budget: what the episodes spent so far
 
     def warn(self, line: str) -> None:
-        print(line, file=sys.stderr)
+        echo(line, err=True)  # a reader gone does not stop the run
         self.result.warnings.append(line.removeprefix("warning: "))
 
     def _write(self, force: bool = True) -> None:

@@ -111,7 +111,8 @@ def fork_proxy(config_path: str, handed: bool = False) -> ForkedChild:
     """`flakeproxy proxy -c config_path` in a forked child (can_fork() must be true); handed: it waits for its
     config from ForkedChild.hand once its imports are done, and reads config_path only if handed None."""
     for stream in (sys.stdout, sys.stderr):
-        stream.flush()  # or the child would write what this process had not written yet a second time
+        if stream is not None:  # None: a process started without it (pythonw, `>&-` outside the CLI)
+            stream.flush()  # or the child would write what this process had not written yet a second time
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     config_r, config_w = os.pipe() if handed else (None, None)

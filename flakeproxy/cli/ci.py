@@ -13,6 +13,7 @@ from flakeproxy.cli.options import config_option, formats_option, quiet_option
 from flakeproxy.cli.running import empty_record, run_and_report
 from flakeproxy.cli.written import say_written
 from flakeproxy.config import load_config
+from flakeproxy.console import echo
 from flakeproxy.reports import parse_formats
 from flakeproxy.results import RunResult
 
@@ -61,10 +62,10 @@ def _ci(
         return result
 
     def show(stopped: RunResult) -> None:
-        click.echo(render(stopped))
+        echo(render(stopped))
 
     result = run_and_report(start, out, wanted, quiet, show, empty_record(config, config_path), held)
-    click.echo(render(result))
+    echo(render(result))
     say_written(out, wanted, [out / "mutations.json"] if config.mutations is not None else [])
     from flakeproxy.judging.scoring import exit_code
 

@@ -13,6 +13,7 @@ from flakeproxy.cli.exits import EXIT_CODES
 from flakeproxy.cli.main import started
 from flakeproxy.cli.options import config_option, formats_option, quiet_option, record_option
 from flakeproxy.cli.written import say_written
+from flakeproxy.console import echo
 from flakeproxy.reports import DEFAULT_FORMATS
 
 if TYPE_CHECKING:
@@ -115,7 +116,7 @@ def _prepared(
 def _show_matrix(result: RunResult) -> None:
     from flakeproxy.reports.terminal import render
 
-    click.echo(render(result))
+    echo(render(result))
 
 
 def _exit(result: RunResult) -> None:
@@ -218,7 +219,7 @@ def run_contract_command(
         )
         say_written(out, wanted, sessions)
         raise SystemExit(0)
-    click.echo(render(result))
+    echo(render(result))
     say_written(out, wanted, sessions)
     _exit(result)
 

@@ -13,6 +13,7 @@ import click
 
 from flakeproxy.cli.exits import EXIT_CODES
 from flakeproxy.cli.held import hold, is_run_command
+from flakeproxy.console import echo
 from flakeproxy.errors import FlakeproxyError
 from flakeproxy.safe_text import escape_surrogates, visible
 from flakeproxy.version import __version__
@@ -154,6 +155,7 @@ def entry(argv: list[str] | None = None) -> None:
     more (a run's or the proxy's exit took 0.12 s, 0.02 s so; issue 23). atexit handlers still run. Not in
     main(), which tests call in their own process."""
     global _after_start
+    standard_streams()
     if is_run_command(sys.argv[1:] if argv is None else argv):
         hold()  # first: a Ctrl-C while the run starts is acted on once it is under way (cli/held.py)
     if _after_start is None:  # else a proxy child forked while its runner started (runner/forked.py): the runner's
@@ -171,6 +173,23 @@ def entry(argv: list[str] | None = None) -> None:
         raise
     finally:
         gc.freeze()
+
+
+def standard_streams() -> None:
+    """A stdin, stdout or stderr the process was started without (`>&-`) is /dev/null instead: Python leaves
+    sys.stdout None then (the run's first flush failed before anything was written), and the next file or pipe the
+    process opens would take the free number, so that a line meant for stdout went into it."""
+    for fd, flags, name in ((0, os.O_RDONLY, "stdin"), (1, os.O_WRONLY, "stdout"), (2, os.O_WRONLY, "stderr")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, flags)  # the lowest free number, which is fd itself
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+        if getattr(sys, name) is None:
+            mode = "r" if fd == 0 else "w"
+            setattr(sys, name, open(fd, mode, encoding="utf-8", errors="backslashreplace", closefd=False))  # noqa: SIM115
 
 
 def end_at_once() -> None:
@@ -198,10 +217,10 @@ def main(argv: list[str] | None = None) -> None:
     try:
         cli.main(args=argv, prog_name="flakeproxy", standalone_mode=False)
     except FlakeproxyError as e:
-        click.echo(visible(escape_surrogates(f"error: {e}")), err=True)
+        echo(visible(escape_surrogates(f"error: {e}")), err=True)
         sys.exit(e.exit_code)
     except click.exceptions.Abort:
-        click.echo("error: interrupted", err=True)
+        echo("error: interrupted", err=True)
         sys.exit(130)
     except click.ClickException as e:
         e.show()

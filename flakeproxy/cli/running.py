@@ -10,10 +10,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-import click
-
 from flakeproxy.cli.held import HeldSignals
 from flakeproxy.cli.written import written_files, written_line
+from flakeproxy.console import echo
 from flakeproxy.crash import crashed
 from flakeproxy.errors import BudgetCrossed, FlakeproxyError, InfrastructureError
 from flakeproxy.results import RunResult
@@ -45,7 +44,7 @@ def write_reports_after_interrupt(out: Path, formats: list[str], since: float = 
         result = load_result(results)
         write_reports(out, formats, result)
     except (FlakeproxyError, OSError) as e:
-        click.echo(f"warning: no reports written for the stopped run: {e}", err=True)
+        echo(f"warning: no reports written for the stopped run: {e}", err=True)
         return None
     return result
 
@@ -79,7 +78,7 @@ def show_stopped(
     if result.episodes and show is not None:
         show(escaped(result))
     files = written_files(out, formats)
-    click.echo(written_line(files) + ("" if result.episodes or not files else f" ({NOTHING_RAN})"), err=True)
+    echo(written_line(files) + ("" if result.episodes or not files else f" ({NOTHING_RAN})"), err=True)
 
 
 def run_until_signal(
@@ -117,7 +116,7 @@ def run_until_signal(
     except (KeyboardInterrupt, asyncio.CancelledError):
         name = stopped_by[0] if stopped_by else "SIGINT"
         on_interrupt(name)
-        click.echo(f"error: interrupted by {name}; the results so far are in {out / 'results.json'}", err=True)
+        echo(f"error: interrupted by {name}; the results so far are in {out / 'results.json'}", err=True)
         raise SystemExit(143 if name == "SIGTERM" else 130) from None
 
 
@@ -137,7 +136,7 @@ def run_and_report(
 
     def progress(line: str) -> None:
         if not quiet:
-            click.echo(visible(line), err=True)  # names from the config, shown, never run by the terminal
+            echo(visible(line), err=True)  # names from the config, shown, never run by the terminal
 
     since = time.time() - 1  # results.json written from here on is this run's (mtime granularity)
     try:

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-import click
-
+from flakeproxy.console import echo
 from flakeproxy.reports import FILES
 
 
@@ -24,4 +23,4 @@ def written_line(files: Iterable[Path]) -> str:
 
 def say_written(out: Path, formats: Iterable[str], extra: Iterable[Path] = ()) -> None:
     """Print, on stderr (stdout may be a score or a report someone parses), the files a run wrote into out."""
-    click.echo(written_line(written_files(out, formats, extra)), err=True)
+    echo(written_line(written_files(out, formats, extra)), err=True)

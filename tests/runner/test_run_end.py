@@ -6,7 +6,10 @@ that code may count on."""
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -62,3 +65,37 @@ def test_a_run_of_a_python_agent_keeps_the_interpreters_teardown(
     out = cli(example / "flakeproxy.yaml", "-o", str(tmp_path / "out"), cwd=tmp_path)
     assert out.returncode == 0, out.stdout + out.stderr
     assert atexit_mark.exists() and teardown_mark.exists(), "the user's code imported here: the usual end"
+
+
+#: How the run's output leaves it: both streams into a reader that is gone at once, stdout alone into one (stderr
+#: kept in a file), stdout closed, stderr closed (`>&-`): bash runs it and says the run's own exit code.
+SHELLS = {
+    "both-into-a-gone-reader": "{run} 2>&1 | true; echo ${{PIPESTATUS[0]}} > {code}",
+    "stdout-into-a-gone-reader": "{run} 2>{err} | true; echo ${{PIPESTATUS[0]}} > {code}",
+    "stdout-closed": "{run} >&- 2>{err}; echo $? > {code}",
+    "stderr-closed": "{run} 2>&-; echo $? > {code}",
+}
+
+
+@pytest.mark.parametrize("how", sorted(SHELLS))
+@pytest.mark.parametrize(("answer", "verdict"), [("AAPL is 189.5, per the source.", 0), ("AAPL is 189.5.", 1)])
+def test_a_run_whose_output_has_no_reader_still_runs_writes_its_files_and_exits_with_its_verdict(
+    tmp_path: Path, how: str, answer: str, verdict: int
+) -> None:
+    """A reader gone (`| head -1`, a closed terminal) or a stream closed at launch used to stop the run half-way
+    or after the fact with exit 1 ("the contract failed"), or crash it before its proxy started: the stream is
+    silenced instead (flakeproxy/console.py, cli.main.standard_streams)."""
+    code, err = tmp_path / "code", tmp_path / "err"
+    with run_world(tmp_path, json.dumps({"reply": answer}).encode()) as world:
+        data = yaml.safe_load(world.config.read_text())
+        data["contract"]["invariants"][0]["severity"] = "critical"
+        world.config.write_text(yaml.safe_dump(data))
+        run = shlex.join([sys.executable, "-m", "flakeproxy", "contract", "run", "-c", str(world.config)])
+        script = SHELLS[how].format(run=run, code=shlex.quote(str(code)), err=shlex.quote(str(err)))
+        subprocess.run(["bash", "-c", script], cwd=world.config.parent, timeout=120, check=True)
+    assert code.read_text().strip() == str(verdict), err.read_text() if err.exists() else ""
+    results = json.loads((world.out / "results.json").read_text())
+    assert results["complete"] is True and results["interrupted_by"] is None
+    assert all((world.out / name).stat().st_size > 0 for name in ("junit.xml", "report.html", "summary.md"))
+    if err.exists():  # stderr kept: its lines are whole, the last names the files
+        assert "Traceback" not in err.read_text() and err.read_text().rstrip().splitlines()[-1].startswith("wrote ")
