@@ -10,10 +10,11 @@ into the runner's code (it ends with os._exit). Its command line is the runner's
 (`ps -o comm`, top).
 
 A child forked to be handed its config (`fork_proxy(..., handed=True)`, what `contract run` starts before it has
-validated anything) imports mitmproxy first and then reads the runner's validated config from a pipe
-(`ForkedChild.hand`), pickled: the runner's own process image wrote it, nothing from outside. It then validates
-nothing again (the ~35 ms schema build of its start-up, issue 23) and runs exactly what the runner validated, its
-command-line overrides included. A pipe closed with nothing on it (`hand(None)`) sends it to the file instead.
+validated anything; a spawned one, runner/proxy_child.py, alike) imports mitmproxy first and then reads the
+runner's validated config from a pipe (`hand_over`), pickled: the runner's own process image wrote it, nothing
+from outside. It then validates nothing again (~30 ms of its start-up, issue 23) and runs exactly what the runner
+validated, its command-line overrides and its environment's values included. A pipe closed with nothing on it
+(`hand(None)`) sends it to the file instead.
 """
 
 from __future__ import annotations
@@ -67,19 +68,9 @@ class ForkedChild:
             self._pidfd = None
 
     def hand(self, config: WireConfig | None) -> None:
-        """Give the child the runner's validated config (its wire_view, pickled), or None: it reads the file. The
-        write is a thread's, not the caller's: the child reads only once its imports are done, and a config larger
-        than the pipe's buffer would hold the event loop until then."""
+        """Give the child the runner's validated config, or None: it reads the file (hand_over)."""
         fd, self.handing = self.handing, None
-        if fd is None:
-            return
-        if config is None:
-            os.close(fd)
-            return
-        from flakeproxy.config.wire_config import handed
-
-        data = handed(config)
-        threading.Thread(target=_write_and_close, args=(fd, data), name="flakeproxy-hand-config", daemon=True).start()
+        hand_over(fd, config)
 
     def poll(self) -> int | None:
         with self._lock:
@@ -123,6 +114,22 @@ def fork_proxy(config_path: str, handed: bool = False) -> ForkedChild:
         if fd is not None:
             os.close(fd)
     return ForkedChild(pid, os.fdopen(out_r, "rb"), os.fdopen(err_r, "rb"), config_w)
+
+
+def hand_over(fd: int | None, config: WireConfig | None) -> None:
+    """The runner's validated config (its wire_view, pickled) into the pipe a child waits on (fd; None: handed
+    already), or nothing: the child then reads the file. The write is a thread's, not the caller's: the child reads
+    only once its imports are done, and a config larger than the pipe's buffer would hold the event loop until
+    then."""
+    if fd is None:
+        return
+    if config is None:
+        os.close(fd)
+        return
+    from flakeproxy.config.wire_config import handed
+
+    data = handed(config)
+    threading.Thread(target=_write_and_close, args=(fd, data), name="flakeproxy-hand-config", daemon=True).start()
 
 
 def _write_and_close(fd: int, data: bytes) -> None:

@@ -22,7 +22,7 @@ from typing import IO, TYPE_CHECKING, Protocol
 
 import flakeproxy.version
 from flakeproxy.errors import FlakeproxyError
-from flakeproxy.runner.forked import RUNNERS_OWN, ForkedChild, can_fork, fork_proxy
+from flakeproxy.runner.forked import RUNNERS_OWN, ForkedChild, can_fork, fork_proxy, hand_over
 
 if TYPE_CHECKING:
     from flakeproxy.config import WireConfig
@@ -52,8 +52,9 @@ def in_process() -> bool:
     return os.environ.get(IN_PROCESS) == "1"
 
 
-# Run as `python -P -c CHILD <our package folder> <runner pid> proxy -c CONFIG`. It ends when the runner dies, by
-# any signal (it runs in a session of its own, so the runner's process group signals do not reach it).
+# Run as `python -P -c CHILD <our package folder> <runner pid> <config pipe fd, or -> proxy -c CONFIG`. It ends
+# when the runner dies, by any signal (it runs in a session of its own, so the runner's process group signals do
+# not reach it). Given a pipe, it waits there for the runner's validated config, as a forked child does.
 CHILD = (
     "import os, sys\n"
     "import flakeproxy\n"
@@ -63,15 +64,18 @@ CHILD = (
     "             ' started; unset PYTHONPATH or reinstall flakeproxy into this environment')\n"
     "from flakeproxy.runner.parent_watch import end_with_parent\n"
     "end_with_parent(int(sys.argv[2]))\n"
+    "from flakeproxy.cli import proxy\n"
     "from flakeproxy.cli.main import entry\n"
-    "entry(sys.argv[3:])\n"
+    "proxy.handed_fd = None if sys.argv[3] == '-' else int(sys.argv[3])\n"
+    "entry(sys.argv[4:])\n"
 )
 
 
-def proxy_command(config_path: str) -> list[str]:
+def proxy_command(config_path: str, handed_fd: int | None = None) -> list[str]:
     """The child's command line: this interpreter, isolated from the working directory, our package."""
     package = str(Path(flakeproxy.version.__file__).resolve().parent)
-    return [sys.executable, "-P", "-c", CHILD, package, str(os.getpid()), "proxy", "-c", config_path]
+    fd = "-" if handed_fd is None else str(handed_fd)
+    return [sys.executable, "-P", "-c", CHILD, package, str(os.getpid()), fd, "proxy", "-c", config_path]
 
 
 def child_environment() -> dict[str, str]:
@@ -79,27 +83,50 @@ def child_environment() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in RUNNERS_OWN}
 
 
-def spawn_proxy(config_path: str) -> subprocess.Popen[bytes]:
+class SpawnedChild(subprocess.Popen[bytes]):
+    """The spawned proxy, and the pipe it waits on for its config, until handed (or closed)."""
+
+    handing: int | None = None
+
+    def hand(self, config: WireConfig | None) -> None:
+        fd, self.handing = self.handing, None
+        hand_over(fd, config)
+
+
+def spawn_proxy(config_path: str, handed: bool = False) -> SpawnedChild:
     """The child, started now, in a session of its own, its stdout and stderr piped (LocalProxy reads its ready
-    line and keeps its last stderr lines)."""
-    return subprocess.Popen(
-        proxy_command(config_path),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-        env=child_environment(),
-    )
+    line and keeps its last stderr lines); handed: it waits for hand_config, as a forked one does."""
+    config_r, config_w = os.pipe() if handed else (None, None)
+    try:
+        child = SpawnedChild(
+            proxy_command(config_path, config_r),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            env=child_environment(),
+            pass_fds=() if config_r is None else (config_r,),
+        )
+    except BaseException:
+        hand_over(config_w, None)
+        raise
+    finally:
+        if config_r is not None:
+            os.close(config_r)
+    child.handing = config_w
+    return child
 
 
 def start_proxy(config_path: str, handed: bool = False) -> Child:
     """The child, started now: forked where this process can fork safely (runner/forked.py), else spawned;
-    handed: a forked one waits for hand_config to give it its config (a spawned one reads config_path)."""
-    return fork_proxy(config_path, handed) if can_fork() else spawn_proxy(config_path)
+    handed: it waits for hand_config to give it the runner's validated config (or None: it reads config_path)."""
+    return fork_proxy(config_path, handed) if can_fork() else spawn_proxy(config_path, handed)
 
 
 def hand_config(child: Child, config: WireConfig | None) -> None:
-    """The runner's validated config to a child started `handed` (None: it reads its file); else nothing."""
-    if isinstance(child, ForkedChild):
+    """The runner's validated config to a child started `handed` (None: it reads its file); else nothing. A
+    child handed it needs neither the file nor the environment it was read in: FLAKEPROXY_TOKEN, kept from it
+    (RUNNERS_OWN), may be what proxy.token says."""
+    if isinstance(child, ForkedChild | SpawnedChild):
         child.hand(config)
 
 

@@ -118,3 +118,29 @@ def test_the_runs_own_proxy_serves_its_configs_admin_and_token_whatever_the_envi
     with run_world(tmp_path, json.dumps({"reply": "AAPL, per the source."}).encode()) as world:
         out = contract_run(world)
     assert out.returncode == 0, out.stderr[-2000:]
+
+
+#: A sitecustomize that gives the runner a second thread: fork is then unsafe, and the proxy child is spawned.
+SECOND_THREAD = "import threading\nthreading.Thread(target=threading.Event().wait, daemon=True).start()\n"
+
+
+@pytest.mark.parametrize("how", ["forked", "spawned"])
+def test_a_token_from_flakeproxy_token_reaches_the_runs_own_proxy_forked_or_spawned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """`proxy.token: ${FLAKEPROXY_TOKEN}` (what the tool's own warning suggests): the child's environment lacks
+    FLAKEPROXY_TOKEN (forked.RUNNERS_OWN), so a spawned child that read the file again failed on it (exit 3); both
+    kinds are handed the config the runner expanded and validated. A runner with a second thread spawns."""
+    monkeypatch.setenv("FLAKEPROXY_TOKEN", "s3cret-token")
+    if how == "spawned":
+        (site := tmp_path / "site").mkdir()
+        (site / "sitecustomize.py").write_text(SECOND_THREAD)
+        monkeypatch.setenv("PYTHONPATH", str(site))
+    with run_world(tmp_path, json.dumps({"reply": "AAPL, per the source."}).encode()) as world:
+        data = yaml.safe_load(world.config.read_text())
+        data["proxy"]["token"] = "${FLAKEPROXY_TOKEN}"
+        world.config.write_text(yaml.safe_dump(data))
+        out = contract_run(world)
+        assert proxy_children(world.config) == [] and not listening(world.admin)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads((world.out / "results.json").read_text())["complete"] is True
