@@ -204,7 +204,22 @@ class TelemetryExport:
 
 def telemetry_export(config: FlakeproxyConfig) -> TelemetryExport | None:
     """The export for a run, or None when `telemetry:` is not set or OTEL_SDK_DISABLED=true."""
-    if config.telemetry is None or os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+    if not _exports(config):
         return None
     extra.require("telemetry")
     return TelemetryExport(config)
+
+
+def _exports(config: FlakeproxyConfig) -> bool:
+    return config.telemetry is not None and os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() != "true"
+
+
+def check_extras(config: FlakeproxyConfig) -> None:
+    """The ConfigError a run of this config would stop on at its start for want of the `otel` extra (or for an
+    OTLP protocol it cannot export with): `validate` says it too, instead of passing the config."""
+    if config.telemetry is not None and _exports(config):
+        extra.require("telemetry")
+        if _protocol(config.telemetry) == "grpc":
+            extra.require("telemetry.protocol: grpc")
+    if config.proxy.otlp is not None:
+        extra.require("proxy.otlp")

@@ -29,6 +29,9 @@ def summary(config: FlakeproxyConfig) -> str:
 def validate(config_path: str) -> None:
     """Validate a flakeproxy.yaml: keys, types, fault modes, invariants, and cross-references."""
     config = load_config(config_path)
+    from flakeproxy.runner.telemetry import check_extras
+
+    check_extras(config)  # what the run would stop on at its start: the otel extra missing
     for warning in validate_warnings(config):
         click.echo(f"warning: {warning}", err=True)
     replays = ""

@@ -59,6 +59,24 @@ def test_telemetry_without_the_extra_says_which_extra(tmp_path: Path) -> None:
     assert "Traceback" not in out.stderr
 
 
+@pytest.mark.parametrize(
+    ("hidden", "extra", "said"),
+    [
+        ("opentelemetry.exporter", {"telemetry": {"otlp_endpoint": "http://127.0.0.1:4318"}}, "telemetry needs"),
+        ("opentelemetry.proto", {"proxy": {"admin": "127.0.0.1:8790", "otlp": "127.0.0.1:4318"}}, "proxy.otlp needs"),
+    ],
+    ids=["telemetry", "proxy.otlp"],
+)
+def test_validate_says_what_the_run_would_stop_on_without_the_extra(
+    tmp_path: Path, hidden: str, extra: dict[str, Any], said: str
+) -> None:
+    """A config `validate` passed, `contract run` then refused (exit 2) for want of the otel extra: validate says
+    it too, in the same line (found by a new-user trial)."""
+    out = without(hidden, tmp_path, config(**extra), "validate")
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert said in out.stderr and "pip install 'flakeproxy[otel]'" in out.stderr, out.stderr
+
+
 def test_a_receiver_without_the_extra_says_which_extra(tmp_path: Path) -> None:
     data = config()
     data["proxy"]["otlp"] = f"127.0.0.1:{free_port()}"
