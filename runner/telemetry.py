@@ -6,6 +6,8 @@ pays nothing for the export."""
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import time
 from collections.abc import Iterable, Mapping
@@ -66,10 +68,19 @@ def _protocol(config: TelemetryConfig) -> str:
     return protocol
 
 
+#: The OTLP exporters' loggers' parent (http: ...otlp.common.http; grpc: ...otlp.proto.grpc.exporter).
+EXPORTER_LOGS = "opentelemetry.exporter.otlp"
+#: How long one export may take, retries included, unless OTEL_EXPORTER_OTLP_(TRACES_)TIMEOUT says (the exporters'
+#: own default is 10 s): a collector that cannot be reached costs a run this once (Counting gives up after it).
+EXPORT_TIMEOUT_S = 3.0
+
+
 def exporter(config: TelemetryConfig) -> Any:
     """The official OTLP span exporter for this config; OTEL_EXPORTER_OTLP_* fill in what it leaves unset."""
     extra.require("telemetry")
     protocol = _protocol(config)
+    set_timeout = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT") or os.environ.get("OTEL_EXPORTER_OTLP_TIMEOUT")
+    timeout = None if set_timeout else EXPORT_TIMEOUT_S
     from opentelemetry.util.re import parse_env_headers
 
     env = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_HEADERS") or os.environ.get("OTEL_EXPORTER_OTLP_HEADERS", "")
@@ -78,10 +89,10 @@ def exporter(config: TelemetryConfig) -> Any:
         extra.require("telemetry.protocol: grpc")
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as Grpc
 
-        return Grpc(endpoint=_endpoint(config, protocol), headers=headers)
+        return Grpc(endpoint=_endpoint(config, protocol), headers=headers, timeout=timeout)
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as Http
 
-    return Http(endpoint=_endpoint(config, protocol), headers=headers)
+    return Http(endpoint=_endpoint(config, protocol), headers=headers, timeout=timeout)
 
 
 def readable(spec: SpanSpec, resource: Any, scope: Any) -> Any:
@@ -115,22 +126,26 @@ else:
 
 
 class Counting(_Exporter):
-    """The exporter, counting what it could not deliver (for one line at the end instead of silence)."""
+    """The exporter, counting what it could not deliver (for one line at the end instead of silence). Once a batch
+    failed (the exporter retried it until its timeout), the collector is taken as unreachable: later batches are
+    counted as not delivered without trying, so that a collector that is down costs the run one timeout, not one
+    per batch (and its end, which waits for the exports, as long)."""
 
     def __init__(self, inner: Any) -> None:
-        self.inner, self.sent, self.failed = inner, 0, 0
+        self.inner, self.sent, self.failed, self.given_up = inner, 0, 0, False
 
     def export(self, spans: Any) -> Any:
         from opentelemetry.sdk.trace.export import SpanExportResult
 
-        try:
-            result = self.inner.export(spans)
-        except Exception:
-            result = SpanExportResult.FAILURE
+        result = SpanExportResult.FAILURE
+        if not self.given_up:
+            with contextlib.suppress(Exception):
+                result = self.inner.export(spans)
         if result == SpanExportResult.SUCCESS:
             self.sent += len(spans)
         else:
             self.failed += len(spans)
+            self.given_up = True
         return result
 
     def shutdown(self) -> None:
@@ -138,6 +153,19 @@ class Counting(_Exporter):
 
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
         return bool(self.inner.force_flush(timeout_millis))
+
+
+class KeptLog(logging.Handler):
+    """The OTLP exporters' warnings and errors (a collector refusing, retries), kept instead of printed between the
+    run's progress lines: the last one is the reason the run's one warning at the end gives."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.last: str | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        with contextlib.suppress(Exception):
+            self.last = " ".join(record.getMessage().split())[:300]
 
 
 class TelemetryExport:
@@ -151,6 +179,9 @@ class TelemetryExport:
 
         self.config = config
         self.where = config.telemetry.otlp_endpoint or "the OTEL_EXPORTER_OTLP_* endpoint"
+        self.log, self.logger = KeptLog(), logging.getLogger(EXPORTER_LOGS)
+        self.logger.addHandler(self.log)
+        self.logger.propagate = False  # until close(): its lines are the end's warning, not the run's output
         self.exporter = Counting(exporter(config.telemetry))
         self.processor = BatchSpanProcessor(self.exporter, schedule_delay_millis=1000)
         resource = Resource.create({"service.version": __version__})
@@ -193,11 +224,17 @@ class TelemetryExport:
         """Export what is left, flush, stop; a warning when spans could not be delivered."""
         self._emit(self._root(e, []) for e in self.open.values())
         self.open.clear()
-        self.processor.shutdown()
+        try:
+            self.processor.shutdown()
+        finally:
+            self.logger.removeHandler(self.log)
+            self.logger.propagate = True
         if self.exporter.failed:
+            why = self.log.last or "the exporter gave no reason"
             return (
                 f"warning: telemetry: {self.exporter.failed} of {self.exporter.failed + self.exporter.sent} span(s) "
-                f"could not be exported to {self.where} (see the exporter's log above)"
+                f"could not be exported to {self.where} ({why}); after the first batch that failed, the rest were "
+                "not tried"
             )
         return None
 
