@@ -1,0 +1,1 @@
+../../flakeproxy/console.py
