@@ -1,3 +1,3 @@
-from flakeproxy.cli.main import entry
+from flakeproxy.cli.start import entry
 
 entry()

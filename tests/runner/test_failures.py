@@ -206,6 +206,42 @@ def test_ctrl_c_while_the_run_starts_writes_its_record_in_place_of_the_previous_
         assert kill_proxy_children(w.config) == 0, "the proxy child outlived the run"
 
 
+#: A sitecustomize: the program's own SIGINT (a Ctrl-C) the moment it first imports click, i.e. while the CLI's
+#: imports run, before cli.main.entry() could hold anything.
+CTRL_C_AT_CLICK = """import os, signal, sys
+class _CtrlC:
+    def find_spec(self, name, path=None, target=None):
+        if name == "click":
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+sys.meta_path.insert(0, _CtrlC())
+"""
+
+
+@pytest.mark.proxy_child
+@pytest.mark.parametrize("how", [["-m", "flakeproxy"], ["-c", "from flakeproxy.cli.start import entry; entry()"]])
+def test_ctrl_c_during_the_programs_own_imports_is_held_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: list[str]
+) -> None:
+    """A trial's Ctrl-C in the first ~40 ms (the CLI's imports, before entry() held signals) gave a
+    KeyboardInterrupt traceback and left the previous run's results.json. The program's first module
+    (cli/start.py, the console script's and `python -m flakeproxy`'s) holds them before importing click."""
+    (site := tmp_path / "site").mkdir()
+    (site / "sitecustomize.py").write_text(CTRL_C_AT_CLICK)
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    with world(tmp_path) as w:
+        out = tmp_path / "out"
+        argv = ["contract", "run", "-c", str(w.config), "-o", str(out)]  # -c: sys.argv[1:] as the console script's
+        done = subprocess.run([sys.executable, *how, *argv], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 130, done.stderr[-2000:]
+        assert "Traceback" not in done.stderr, done.stderr[-2000:]
+        assert "(this run's record: it stopped before any episode ran)" in done.stderr
+        record = json.loads((out / "results.json").read_text())
+        assert record["interrupted_by"] == "SIGINT" and record["episodes"] == [], record
+        assert kill_proxy_children(w.config) == 0, "the proxy child outlived the run"
+
+
 @pytest.mark.proxy_child  # the child started before the config was found wrong
 def test_a_config_error_stops_the_early_proxy_child_at_once(tmp_path: Path) -> None:
     """The proxy child is forked while the runner holds its signals (a Ctrl-C while it starts): forked with the
