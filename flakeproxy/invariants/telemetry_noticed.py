@@ -14,10 +14,11 @@ class TelemetryNoticed(Invariant):
     """Every tool or LLM fault applied in the episode is recorded in the agent's own spans (proxy.otlp).
 
     Recorded: an error (status ERROR, `error.type` or an exception event) on the span that made the faulted call
-    (named by the call's `traceparent`) or on one of its ancestors, or a retry of it (a later span with the same
-    name, parent and URL/model/tool, or `http.request.resend_count` >= 1; flakeproxy.telemetry.detect). n/a when
-    no such fault applied; ERROR when the agent's spans did not arrive or a faulted call carried no traceparent
-    to find its span by.
+    (named by the call's `traceparent`) or on one of its ancestors, or a retry of it: a later span with the same
+    name, parent and URL/model/tool that sent the proxy the very request the faulted call sent (the next step of
+    a tool-calling loop sends another), or one with `http.request.resend_count` >= 1 (flakeproxy.telemetry.detect).
+    n/a when no such fault applied; ERROR when the agent's spans did not arrive or a faulted call carried no
+    traceparent to find its span by.
     """
 
     type: Literal["telemetry_noticed"]

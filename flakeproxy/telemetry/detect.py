@@ -73,29 +73,49 @@ SAME_AIM = ("url.full", "http.url", "url.path", "server.address", "gen_ai.reques
 CLOCK_SLACK_S = 0.001
 
 
-def _retries(call: AgentSpan, trace: list[AgentSpan]) -> list[AgentSpan]:
-    """Later spans under the same parent that attempt the call's operation again."""
+#: span id -> what the span sent through the proxy (method, URL, body, its size), from the journal's traceparents
+Sent = dict[str, tuple[Any, ...]]
+
+
+def sent_by_span(journal: Iterable[dict[str, Any]]) -> Sent:
+    """What each of the agent's spans sent through the proxy, as the journal recorded it (its first call)."""
+    out: Sent = {}
+    for entry in journal:
+        context = call_context(entry)
+        if context is not None:
+            request = (entry.get("method"), entry.get("url"), entry.get("request_body"), entry.get("request_bytes"))
+            out.setdefault(context[1], request)
+    return out
+
+
+def _retries(call: AgentSpan, trace: list[AgentSpan], sent: Sent) -> list[AgentSpan]:
+    """Later spans under the same parent that attempt the call's operation again: marked as a resend, or sending
+    through the proxy the very request the faulted call sent. A later span of the same name and model that sent
+    another request (the next step of a tool-calling loop: the tool's answer added) is not a retry, nor is one
+    whose request the proxy did not see."""
     aim = {k: call.attributes[k] for k in SAME_AIM if k in call.attributes}
     out = []
     for s in trace:
         if s.parent_span_id != call.parent_span_id or s.span_id == call.span_id or s.name != call.name:
             continue
         resent = isinstance(s.attributes.get(RESEND_COUNT), int) and s.attributes[RESEND_COUNT] > 0
-        after = s.start >= call.end - CLOCK_SLACK_S
-        if (after or resent) and all(s.attributes.get(k) == v for k, v in aim.items()):
+        again = (
+            s.start >= call.end - CLOCK_SLACK_S and call.span_id in sent and sent.get(s.span_id) == sent[call.span_id]
+        )
+        if (again or resent) and all(s.attributes.get(k) == v for k, v in aim.items()):
             out.append(s)
     return sorted(out, key=lambda s: s.start)
 
 
-def _signal(call: AgentSpan, trace: list[AgentSpan]) -> tuple[str, float] | None:
+def _signal(call: AgentSpan, trace: list[AgentSpan], sent: Sent) -> tuple[str, float] | None:
     """The earliest signal of the fault: (what it is, when it was recorded), or None."""
     by_id = {s.span_id: s for s in trace}
     found = [(f"{s.error_mark} on {s.label()}", s.error_time) for s in ancestors(call, by_id) if s.error_mark]
-    found += [(f"a retry: {s.label()} started after the faulted call", s.start) for s in _retries(call, trace)]
+    found += [(f"a retry: {s.label()} sent the faulted request again", s.start) for s in _retries(call, trace, sent)]
     return min(found, key=lambda f: f[1]) if found else None
 
 
-def detect(entry: dict[str, Any], record: FaultRecord, spans: list[AgentSpan]) -> Detection:
+def detect(entry: dict[str, Any], record: FaultRecord, spans: list[AgentSpan], sent: Sent | None = None) -> Detection:
     latency = float(entry.get("latency_ms") or 0.0)
     target = ",".join(entry.get("targets") or []) or str(entry.get("url", "?"))
     at = float(entry.get("started_at") or 0.0) + latency / 1000
@@ -110,7 +130,7 @@ def detect(entry: dict[str, Any], record: FaultRecord, spans: list[AgentSpan]) -
     if call is None:
         why = f"the agent's span {context[1]} that made the call was not received: its telemetry has no record of it"
         return replace(base, found="missed", how=why)
-    signal = _signal(call, trace)
+    signal = _signal(call, trace, sent if sent is not None else {})
     if signal is None:
         why = f"{call.label()} and its ancestors record no error, and no retry of it followed"
         return replace(base, found="missed", how=why)
@@ -118,4 +138,6 @@ def detect(entry: dict[str, Any], record: FaultRecord, spans: list[AgentSpan]) -
 
 
 def detections(journal: Iterable[dict[str, Any]], spans: list[AgentSpan], target: str | None = None) -> list[Detection]:
-    return [detect(entry, record, spans) for entry, record in faulted_calls(journal, target)]
+    journal = list(journal)
+    sent = sent_by_span(journal)
+    return [detect(entry, record, spans, sent) for entry, record in faulted_calls(journal, target)]

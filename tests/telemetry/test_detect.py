@@ -36,6 +36,13 @@ def call(seq: int = 5, parent: str | None = CALL, target: str = "quotes", **extr
     return {**entry, "request_headers": headers, "started_at": T0 + 1.0, "latency_ms": 20.0, "fault": fault(), **extra}
 
 
+def again(**extra: Any) -> dict[str, Any]:
+    """The journal's entry of the same request sent again by the RETRY span, answered (`extra`: what differs). A
+    later span of the same name and URL that sent another request is the next step of the agent, not a retry: a
+    trial's tool-calling agent got PASS from its next LLM call after a 429 its telemetry never recorded."""
+    return call(6, parent=RETRY, **{"status": 200, "fault": None, "started_at": T0 + 1.3, **extra})
+
+
 def span(span_id: str, parent: str | None, start: float, end: float, **extra: Any) -> AgentSpan:
     fields = {"name": "GET", **extra}
     return AgentSpan(trace_id=TRACE, span_id=span_id, parent_span_id=parent, start=T0 + start, end=T0 + end, **fields)
@@ -66,14 +73,18 @@ OTHER_CALL = span(RETRY, ROOT, 1.3, 1.32, attributes={"url.full": "http://tools/
         ([call()], spans(ERROR_ON_CALL), "pass", "the agent's telemetry recorded all 1 applied fault(s), the last "
          "after 1 ms"),
         ([call()], spans(EXCEPTION_ON_ROOT), "pass", "recorded all 1 applied fault(s), the last after 480 ms"),
-        ([call()], spans(RETRIED), "pass", "recorded all 1 applied fault(s), the last after 280 ms"),
+        ([call(), again()], spans(RETRIED), "pass", "recorded all 1 applied fault(s), the last after 280 ms"),
+        ([call(), again(request_body='{"step": 2}')], spans(RETRIED), "fail", f"({CALL}) and its ancestors record "
+         "no error, and no retry of it followed"),
+        ([call()], spans(RETRIED), "fail", f"({CALL}) and its ancestors record no error, and no retry of it followed"),
         ([call()], spans(OTHER_CALL), "fail", "did not record tool_faults[0] error on call #5 to quotes: 'GET' "
          f"({CALL}) and its ancestors record no error, and no retry of it followed"),
         ([call(parent=LLM)], spans(), "fail", f"the agent's span {LLM} that made the call was not received"),
         ([call(), call(6, target="news")], spans(ERROR_ON_CALL), "pass", "recorded all 2 applied fault(s)"),
     ],
     ids=["no-fault", "not-applied", "context-attack", "no-spans", "no-traceparent", "error-on-call",
-         "exception-on-ancestor", "retry", "next-call-is-no-retry", "call-span-missing", "two-faults"],
+         "exception-on-ancestor", "retry", "next-step-is-no-retry", "retry-the-proxy-did-not-see",
+         "next-call-is-no-retry", "call-span-missing", "two-faults"],
 )  # fmt: skip
 def test_telemetry_noticed(journal: list[dict[str, Any]], agent: list[AgentSpan], outcome: str, reason: str) -> None:
     check = TelemetryNoticed(id="noticed", type="telemetry_noticed")
