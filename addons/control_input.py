@@ -15,8 +15,11 @@ from aiohttp import web
 from flakeproxy import control_api as api
 from flakeproxy.proxycore.injector import EPISODE_ID
 
-#: The largest request body the control API reads (a scenario is a few KiB).
+#: The largest request body the control API reads (a scenario is a few KiB)...
 MAX_BODY_BYTES = 1024 * 1024
+#: ...but for a replay plan: a recorded session whole, from a session file of up to 64 MiB (flakeproxy/replay/
+#: files.py MAX_SESSION_BYTES; a 2 MB tool answer made a 4.3 MB session, which the 1 MiB bound refused, exit 3).
+MAX_PLAN_BYTES = 160 * 1024 * 1024
 
 
 def route(spec: api.Route, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.RouteDef:
@@ -39,17 +42,20 @@ def check_token(authorization: str, token: str) -> None:
         raise Problem(401, "missing or wrong token; send Authorization: Bearer <proxy.token>")
 
 
-async def json_object(request: web.Request) -> dict[str, Any]:
-    """The body as a JSON object ({} when there is none)."""
+async def json_object(request: web.Request, limit: int = MAX_BODY_BYTES) -> dict[str, Any]:
+    """The body as a JSON object ({} when there is none), refused beyond `limit` bytes (read no further)."""
     if not request.can_read_body:
         return {}
     size = request.content_length
-    if size is not None and size > MAX_BODY_BYTES:
-        raise _too_large(size)
-    try:
-        raw = await request.read()
-    except web.HTTPRequestEntityTooLarge as e:
-        raise _too_large(None) from e
+    if size is not None and size > limit:
+        raise _too_large(size, limit)
+    chunks, got = list[bytes](), 0
+    while chunk := await request.content.read(64 * 1024):  # a chunked body says no length: counted as it comes
+        got += len(chunk)
+        if got > limit:
+            raise _too_large(None, limit)
+        chunks.append(chunk)
+    raw = b"".join(chunks)
     try:
         data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as e:
@@ -63,9 +69,9 @@ async def json_object(request: web.Request) -> dict[str, Any]:
     return data
 
 
-def _too_large(size: int | None) -> Problem:
+def _too_large(size: int | None, limit: int) -> Problem:
     got = f"{size} bytes" if size is not None else "more"
-    return Problem(413, f"body too large: {got}; the control API reads at most {MAX_BODY_BYTES} bytes")
+    return Problem(413, f"body too large: {got}; the control API reads at most {limit} bytes here")
 
 
 def optional_str(body: Mapping[str, Any], key: str, what: str) -> str | None:

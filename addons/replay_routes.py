@@ -7,7 +7,7 @@ from aiohttp import web
 from pydantic import ValidationError
 
 from flakeproxy import control_api as api
-from flakeproxy.addons.control_input import Problem, episode_id, json_object, route
+from flakeproxy.addons.control_input import MAX_PLAN_BYTES, Problem, episode_id, json_object, route
 from flakeproxy.addons.recorder import Recorder
 from flakeproxy.addons.replayer import Replayer
 from flakeproxy.config.replays import ReplayPlan
@@ -34,7 +34,7 @@ class ReplayRoutes:
             message = f"no open episode {episode!r}; open it with {api.EPISODE_BEGIN} first"
             raise Problem(404, message, valid=sorted(self.injector.episodes))
         try:
-            plan = ReplayPlan.model_validate(await json_object(request))
+            plan = ReplayPlan.model_validate(await json_object(request, MAX_PLAN_BYTES))
         except ValidationError as e:
             first = e.errors()[0]
             where = ".".join(str(p) for p in first["loc"])

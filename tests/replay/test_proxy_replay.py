@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.client
+import json
 import time
 from typing import Any
 from urllib.parse import urlsplit
@@ -160,3 +161,34 @@ def test_a_scenario_fault_is_layered_on_top_of_the_replayed_response() -> None:
         assert len(up.requests) == before
     assert b"189.5" in clean and status == 200 and b"price" not in body and b"exchange feed" in body, body
     assert report["served"] == 1 and journal[-1]["fault"]["applied"] is True, journal[-1]["fault"]
+
+
+def post(base: str, path: str, cell: str, body: bytes) -> tuple[int, bytes]:
+    parts = urlsplit(base)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    conn.request("POST", path, body=body, headers={"x-flakeproxy-cell": cell, "content-type": "application/json"})
+    response = conn.getresponse()
+    data = response.read()
+    conn.close()
+    return response.status, data
+
+
+@pytest.mark.timeout(60)
+def test_a_session_larger_than_the_control_apis_usual_bound_replays() -> None:
+    """A trial's 2 MB tool answer made a 4.3 MB session, which the control API's 1 MiB body bound refused when the
+    runner loaded it (413, exit 3), though session files of up to 64 MiB are accepted: a replay plan may be as
+    large as a session file's JSON (control_input.MAX_PLAN_BYTES); every other route keeps the 1 MiB bound."""
+    big = b'{"rows": "' + b"x" * (900 * 1024) + b'"}'  # under the test upstream's own 1 MiB bound; echoed back
+    with RunningUpstream() as up, running_proxy(config_for({"tools": up.url}, TARGETS)) as proxy:
+        base = proxy.listeners["tools"]
+        (status, answered), exchanges = record(proxy.control, "big", lambda cell: post(base, "/echo", cell, big))
+        assert status == 200 and len(answered) > len(big)
+        plan = {"session": Session(id="big", input="", exchanges=exchanges).model_dump(mode="json"), "options": {}}
+        assert len(json.dumps(plan)) > 1024 * 1024, "the plan is over the control API's usual 1 MiB"
+        before = len(up.requests)
+        session = Session(id="big", input="", exchanges=exchanges)
+        again = replay(proxy.control, session, lambda cell: post(base, "/echo", cell, big), speed=0)
+        (status, replayed), report = again
+        assert len(up.requests) == before, "the upstream was called during the replay"
+    assert status == 200 and replayed == answered
+    assert report["served"] == 1 and report["unmatched"] == []
