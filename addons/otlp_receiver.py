@@ -79,6 +79,10 @@ class OtlpReceiver:
             return await request.read()
         except web.HTTPRequestEntityTooLarge:
             return _status(8, f"the export is larger than {MAX_EXPORT_BYTES} bytes; send smaller batches", kind)
+        except Exception as e:  # a body its content-encoding does not describe (not gzip, br's decoder failing)
+            encoding = request.headers.get("content-encoding", "none")[:40]
+            why = " ".join(str(e).split())[:200] or type(e).__name__
+            return _status(3, f"the body could not be read as content-encoding {encoding} ({why})", kind)
 
     async def traces(self, request: web.Request) -> web.Response:
         kind = self._kind(request)
