@@ -222,6 +222,11 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         echo("error: interrupted", err=True)
         sys.exit(130)
+    except click.UsageError as e:  # one line, as every other error: what is wrong, and where the usage is
+        where = e.ctx.command_path if e.ctx is not None else "flakeproxy"
+        said = " ".join(e.format_message().split()).rstrip(".")
+        echo(visible(escape_surrogates(f"error: {said}; see '{where} --help'")), err=True)
+        sys.exit(e.exit_code)
     except click.ClickException as e:
         e.show()
         sys.exit(e.exit_code)

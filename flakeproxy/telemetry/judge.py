@@ -5,7 +5,7 @@ from __future__ import annotations
 from flakeproxy.telemetry.detect import Detection, Found
 
 NO_SPANS = (
-    "no span from the agent arrived for this episode: set proxy.otlp and point the agent's OTLP exporter at it "
+    "no span from the agent arrived at proxy.otlp for this episode: point the agent's OTLP exporter at it "
     "(OTEL_EXPORTER_OTLP_ENDPOINT=http://<proxy.otlp>, OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf or http/json)"
 )
 

@@ -82,7 +82,7 @@ def test_broken_config_has_no_traceback(tmp_path: Path) -> None:
 def test_unknown_option_exits_2() -> None:
     out = run("validate", "--nope")
     assert out.returncode == 2
-    assert "Error: No such option '--nope'." in out.stderr
+    assert out.stderr == "error: No such option '--nope'; see 'flakeproxy validate --help'\n"
 
 
 def test_schema_is_json() -> None:

@@ -4,8 +4,11 @@ a real run (a new user's trial asked for it to compare 3 against 7 replicas with
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.runner.world import cli, world
@@ -41,3 +44,24 @@ def test_replicas_whose_max_cannot_pass_at_min_pass_rate_are_warned_in_the_run(t
     ) in out.stderr.splitlines(), out.stderr
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     assert [(c["replicas"], c["settled_at"]) for c in results["cells"]] == [(["pass", "pass"], 2)]
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["contract", "run", "--shard", "abc"], "error: Invalid value for --shard: shard 'abc' is not I/N, e.g. 2/4; "
+         "see 'flakeproxy contract run --help'"),
+        (["contract", "run", "--sed", "3"], "error: No such option '--sed'. (Did you mean one of: '--seed', "
+         "'--shard', '--shards'?); see 'flakeproxy contract run --help'"),
+        (["nosuch"], "error: No such command 'nosuch'; see 'flakeproxy --help'"),
+        (["replay", "run", "--speed", "x"], "error: Invalid value for '--speed': 'x' is not a valid float range; "
+         "see 'flakeproxy replay run --help'"),
+    ],
+    ids=["bad-value", "unknown-option", "unknown-command", "bad-float"],
+)  # fmt: skip
+def test_a_usage_error_is_one_line_naming_the_help_to_read(argv: list[str], said: str) -> None:
+    """Found by a new-user trial: click's own four lines (Usage, Try, a blank, Error) for a bad --shard or option,
+    where every other error of the tool is one line. Exit 2 as before."""
+    done = subprocess.run([sys.executable, "-m", "flakeproxy", *argv], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [said], done.stderr
