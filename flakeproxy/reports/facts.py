@@ -73,6 +73,18 @@ def interruption(result: RunResult) -> str | None:
     return f"The run was interrupted ({why}): this report shows only what ran before it stopped."
 
 
+def shard_note(result: RunResult) -> str | None:
+    """One sentence for the results of one shard of a sharded run (its episodes ran, unjudged), else None: its
+    reports must not read as a verdict (a junit.xml of no test looked green to a CI that published it)."""
+    if result.shard is None:
+        return None
+    shard = result.shard
+    return (
+        f"Shard {shard.index} of {shard.count}: its {len(result.episodes)} episode(s) ran unjudged; the verdict is "
+        f"`flakeproxy merge`'s, from all {shard.count} shards' results.json."
+    )
+
+
 def score_text(result: RunResult) -> str:
     if result.score is None or result.score.resilience is None:
         return "not scored"

@@ -31,6 +31,8 @@ def _header(result: RunResult) -> str:
     )
     note = facts.interruption(result)
     banner = f'<p class="banner"><b>Interrupted.</b> {esc(note)}</p>' if note else ""
+    shard = facts.shard_note(result)
+    banner += f'<p class="banner"><b>Not judged.</b> {esc(shard)}</p>' if shard else ""
     gap = facts.cannot_fail(result)
     banner += f'<p class="banner"><b>This gate cannot fail.</b> {esc(gap)}.</p>' if gap else ""
     if facts.replay_only(result):

@@ -45,6 +45,9 @@ def _headline(result: RunResult) -> list[str]:
     note = facts.interruption(result)
     if note:
         lines += ["", f"> **Interrupted.** {escape(note)}"]
+    shard = facts.shard_note(result)
+    if shard:
+        lines += ["", f"> **Not judged.** {escape(shard)}"]
     gap = facts.cannot_fail(result)
     if gap:
         lines += ["", f"> **This gate cannot fail.** {escape(gap)}."]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from flakeproxy.reports.excerpts import cited
-from flakeproxy.reports.facts import cannot_fail, interruption, rate_interval, score_text
+from flakeproxy.reports.facts import cannot_fail, interruption, rate_interval, score_text, shard_note
 from flakeproxy.reports.spend import terminal_lines as spend_lines
 from flakeproxy.reports.transcript import evidence, transcript_text
 from flakeproxy.results import CellResult, RunResult
@@ -116,4 +116,7 @@ def _contract(result: RunResult) -> str:
     note = interruption(result)
     if note:
         lines.append(f"INCOMPLETE: {note}")
+    shard = shard_note(result)
+    if shard:
+        lines.append(f"NOT JUDGED: {shard}")
     return "\n".join(lines)

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import yaml
@@ -32,6 +33,14 @@ def merge(config: Path, *dirs: Path, out: Path) -> subprocess.CompletedProcess[s
         text=True,
         timeout=120,
     )
+
+
+def report(folder: Path, fmt: str) -> str:
+    """`flakeproxy report FOLDER -f FMT` as text."""
+    argv = [sys.executable, "-m", "flakeproxy", "report", str(folder), "-f", fmt]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
 
 
 def verdicts(data: dict[str, object]) -> list[tuple[object, ...]]:
@@ -68,6 +77,18 @@ def test_three_shards_merge_into_the_unsharded_result(tmp_path: Path) -> None:
     assert verdicts(a) == verdicts(b) and a["score"] == b["score"]
     assert [e["id"] for e in a["episodes"]] == [e["id"] for e in b["episodes"]]
     assert (tmp_path / "merged" / "junit.xml").exists() and b["shard"] is None and b["complete"]
+    # a shard's results rendered by `report` say they are not judged (junit.xml was tests=0 failures=0: green to a
+    # CI that published it; a trial's)
+    junit = ET.fromstring(report(tmp_path / "s1", "junit"))
+    counts = tuple(junit.get(k) for k in ("tests", "failures", "errors", "skipped"))
+    assert counts == ("1", "0", "0", "1"), counts
+    skipped = junit.find("testsuite/testcase/skipped")
+    assert skipped is not None and skipped.get("message", "").startswith("Shard 1 of 3: its 2 episode(s) ran unjudged")
+    assert "> **Not judged.** Shard 1 of 3" in report(tmp_path / "s1", "md")
+    assert "<b>Not judged.</b> Shard 1 of 3" in report(tmp_path / "s1", "html")
+    assert "NOT JUDGED: Shard 1 of 3" in report(tmp_path / "s1", "terminal")
+    assert "judged by merge" not in (tmp_path / "merged" / "junit.xml").read_text()
+    assert "Not judged" not in (tmp_path / "merged" / "summary.md").read_text()
     # each scenario's spend and amplification over calm, calm being in another shard (issue 25)
     assert b["spend"] == a["spend"] and sum(s["total"]["llm_calls"] for s in b["spend"]) > 0
 
