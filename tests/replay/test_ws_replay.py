@@ -73,9 +73,10 @@ def test_a_replay_keeps_the_recorded_timing(world: tuple[RealtimeServer, Proxy])
     assert again.types == live.types and again.types[-1] == "response.done"
     assert live.at[-1] - live.at[-2] >= 0.3 * 0.9, live.at  # the stall was recorded
     # and served again: each message at its recorded time from the start (so one delivered late under load makes
-    # the gap after it shorter, never the whole turn)
+    # the gap after it shorter, never the whole turn); the live turn's own span can run long under load too
+    # (0.317 s against the replay's 0.279 s in one CI run), so the replay is held to the stall it recorded
     spans = [turn.at[-1] - turn.at[0] for turn in (live, again)]
-    assert spans[1] >= 0.3 * 0.9 and spans[1] >= spans[0] * 0.9, spans
+    assert spans[1] >= 0.3 * 0.9, spans
 
 
 def test_a_session_exported_from_the_journal_replays_the_socket(world: tuple[RealtimeServer, Proxy]) -> None:
