@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from typing import IO
 
 import click
 
@@ -22,6 +23,13 @@ def echo(text: str, err: bool = False) -> None:
         click.echo(text, err=err)
     except BrokenPipeError:
         silence(2 if err else 1)
+
+
+def std_stream(fd: int) -> IO[str]:
+    """A text stream on standard fd 0, 1 or 2 (UTF-8, line-buffered; stderr never fails on a character), never
+    closing it: Python's own, put back where a process lacks it or has another object in its place."""
+    mode, errors = ("r", "strict") if fd == 0 else ("w", "backslashreplace" if fd == 2 else "strict")
+    return open(fd, mode, encoding="utf-8", errors=errors, buffering=1 if fd else -1, closefd=False)
 
 
 def silence(fd: int) -> None:

@@ -154,7 +154,9 @@ def _be_the_proxy(config_path: str, out_w: int, err_w: int, config_r: int | None
             os.dup2(fd, to)
         # Python's streams on them, whatever the runner's process had put in their place (pytest's capture, an
         # embedding program's): the ready line goes to the runner's pipe, not into the runner's copy of an object
-        sys.stdin, sys.stdout, sys.stderr = _stream(0, "r"), _stream(1, "w"), _stream(2, "w", "backslashreplace")
+        from flakeproxy.console import std_stream  # imported already: click, which it needs, is the runner's
+
+        sys.stdin, sys.stdout, sys.stderr = std_stream(0), std_stream(1), std_stream(2)
         keep = [] if config_fd is None else [config_fd]
         for low, high in zip([3, *(fd + 1 for fd in keep)], [*keep, os.sysconf("SC_OPEN_MAX")], strict=True):
             os.closerange(low, high)  # what a spawned child's close_fds closes
@@ -182,11 +184,6 @@ def _be_the_proxy(config_path: str, out_w: int, err_w: int, config_r: int | None
             with contextlib.suppress(Exception):
                 stream.flush()
         os._exit(code)
-
-
-def _stream(fd: int, mode: str, errors: str = "strict") -> IO[str]:
-    """A text stream on one of the process's standard fds, line-buffered, never closing it."""
-    return open(fd, mode, encoding="utf-8", errors=errors, buffering=1, closefd=False)
 
 
 def _said(message: str) -> int:

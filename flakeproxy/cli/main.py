@@ -13,7 +13,7 @@ import click
 
 from flakeproxy.cli.exits import EXIT_CODES
 from flakeproxy.cli.held import hold, is_run_command
-from flakeproxy.console import echo
+from flakeproxy.console import echo, std_stream
 from flakeproxy.errors import FlakeproxyError
 from flakeproxy.safe_text import escape_surrogates, visible
 from flakeproxy.version import __version__
@@ -188,8 +188,7 @@ def standard_streams() -> None:
                 os.dup2(null, fd)
                 os.close(null)
         if getattr(sys, name) is None:
-            mode = "r" if fd == 0 else "w"
-            setattr(sys, name, open(fd, mode, encoding="utf-8", errors="backslashreplace", closefd=False))  # noqa: SIM115
+            setattr(sys, name, std_stream(fd))
 
 
 def end_at_once() -> None:
