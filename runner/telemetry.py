@@ -254,7 +254,8 @@ def _exports(config: FlakeproxyConfig) -> bool:
 def check_extras(config: FlakeproxyConfig) -> None:
     """The ConfigError a run of this config would stop on at its start for want of the `otel` extra (or for an
     OTLP protocol it cannot export with): `validate` says it too, instead of passing the config."""
-    if config.telemetry is not None and _exports(config):
+    if _exports(config):
+        assert config.telemetry is not None
         extra.require("telemetry")
         if _protocol(config.telemetry) == "grpc":
             extra.require("telemetry.protocol: grpc")
