@@ -47,13 +47,35 @@ ROUTES = [str(route) for route in api.ROUTES]
 def _texts(body: dict[str, Any]) -> list[str | None] | None:
     """POST /episodes/{id}/end's optional {"texts": [...]}: texts (the agent's answer and error) to give back with
     the episode's secrets scrubbed."""
-    unknown = sorted(set(body) - {"texts"})
+    unknown = sorted(set(body) - {"texts", "next"})
     if unknown:
-        raise Problem(400, f"unknown keys {unknown}", valid=["texts"])
+        raise Problem(400, f"unknown keys {unknown}", valid=["texts", "next"])
     texts = body.get("texts")
     if texts is not None and (not isinstance(texts, list) or not all(t is None or isinstance(t, str) for t in texts)):
         raise Problem(400, 'texts must be a list of strings or nulls, e.g. {"texts": ["the answer", null]}')
     return texts
+
+
+def _next(body: dict[str, Any]) -> dict[str, Any]:
+    """POST /episodes/{id}/end's optional {"next": {...}}: the episode to open as this one ends."""
+    following = body["next"]
+    if not isinstance(following, dict):
+        raise Problem(400, f'next must be an object as POST /episodes takes, e.g. {{"label": "e2"}}, got '
+                      f"{json.dumps(following)[:80]}")  # fmt: skip
+    return following
+
+
+@dataclasses.dataclass(frozen=True)
+class Opening:
+    """An episode to open, checked (POST /episodes, or an end's `next`)."""
+
+    label: str | None
+    id: str | None
+    scenario: Scenario | str | None  # FOLLOW: the active one
+    seed: int
+    trace_id: str | None
+    slot: int | None
+    idle_ms: int | None
 
 
 def problem(status: int, message: str, **extra: Any) -> web.Response:
@@ -184,8 +206,11 @@ class ControlApi:
 
     async def begin_episode(self, request: web.Request) -> web.Response:
         """Open an episode: {id, label, scenario (a name, a definition, or null for calm; absent: follow the active
-        one), seed, trace_id (W3C, 32 hex), slot}."""
-        body = await json_object(request)
+        one), seed, trace_id (W3C, 32 hex), slot, idle_ms}."""
+        return web.json_response(self._begin(self._opening(await json_object(request))), status=201)
+
+    def _opening(self, body: dict[str, Any]) -> Opening:
+        """An episode's opening as POST /episodes (or an end's `next`) asks for it, checked: 400 or 404 if bad."""
         keys = ["id", "label", "scenario", "seed", "trace_id", "slot", "idle_ms"]
         unknown = sorted(set(body) - set(keys))
         if unknown:
@@ -202,14 +227,19 @@ class ControlApi:
         if idle_ms is not None and (not isinstance(idle_ms, int) or isinstance(idle_ms, bool) or idle_ms < 1):
             raise Problem(400, f"idle_ms must be a positive integer (milliseconds), got {json.dumps(idle_ms)[:80]}")
         scenario = self._episode_scenario(body) if "scenario" in body else FOLLOW
-        seed = self._seed(body)
-        busy = self.injector.busy(episode_id(wanted) if wanted is not None else None, trace_id, slot)
+        wanted = episode_id(wanted) if wanted is not None else None
+        return Opening(label, wanted, scenario, self._seed(body), trace_id, slot, idle_ms)
+
+    def _begin(self, o: Opening) -> dict[str, Any]:
+        """Open the episode now (409 if its id, trace id or slot is an open episode's); its view."""
+        busy = self.injector.busy(o.id, o.trace_id, o.slot)
         if busy:
             raise Problem(409, busy)
-        episode = self.injector.begin_episode(label, wanted, scenario=scenario, seed=seed, trace_id=trace_id, slot=slot)
-        self.leases.opened(episode.id, idle_ms)
-        view = self._episode_view(episode) | ({"idle_ms": idle_ms} if idle_ms is not None else {})
-        return web.json_response(view, status=201)
+        episode = self.injector.begin_episode(
+            o.label, o.id, scenario=o.scenario, seed=o.seed, trace_id=o.trace_id, slot=o.slot
+        )
+        self.leases.opened(episode.id, o.idle_ms)
+        return self._episode_view(episode) | ({"idle_ms": o.idle_ms} if o.idle_ms is not None else {})
 
     @staticmethod
     def _episode_view(episode: Episode) -> dict[str, Any]:
@@ -260,14 +290,25 @@ class ControlApi:
         return wanted
 
     async def end_episode(self, request: web.Request) -> web.StreamResponse:
+        """Close an episode: its journal. With {"next": {...}} (what POST /episodes takes) the next episode opens
+        as this one is closed, in the same call: a runner that runs one episode at a time saves a round trip per
+        episode. `next` is checked before anything ends; if it cannot open then (409: its id, trace id
+        or slot was taken meanwhile), this one is closed all the same and `next_error` says why."""
         self._open(request.match_info["id"])
-        texts = _texts(await json_object(request))
+        body = await json_object(request)
+        texts = _texts(body)
+        following = self._opening(_next(body)) if body.get("next") is not None else None
         episode = self.injector.end_episode(self._open(request.match_info["id"]))
         unsettled, entries, secrets = await self._close(episode)
         snapshots = [e.snapshot(known=secrets[0]) for e in entries]
         head = {**self._episode_view(episode), "unsettled": unsettled, "loose_seq": self.journal.loose_seq}
         if texts is not None:
             head["texts"] = redact_texts(self.journal.redactor, secrets, texts)
+        if following is not None:
+            try:
+                head["next"] = self._begin(following)
+            except Problem as e:
+                head["next_error"] = e.message
         return await json_list_response(request, head, "journal", snapshots)
 
     async def _close(self, episode: Episode) -> tuple[list[int], list[JournalEntry], Secrets]:

@@ -105,9 +105,11 @@ class EpisodeBegin(Body):
 
 
 class EpisodeEnd(Body):
-    """POST /episodes/{id}/end: texts (the agent's answer and error) to give back with its secrets scrubbed."""
+    """POST /episodes/{id}/end: texts (the agent's answer and error) to give back with its secrets scrubbed; next:
+    the episode to open as this one ends (what POST /episodes takes), one round trip instead of two."""
 
     texts: list[str | None] | None = None
+    next: EpisodeBegin | None = None
 
 
 class EpisodeTurn(Body):
@@ -166,6 +168,9 @@ class EpisodeEnded(EpisodeView):
     loose_seq: int | None = None
     texts: list[str | None] | None = None
     journal: list[dict[str, Any]] = Field(default_factory=list)
+    #: the episode `next` opened; or, when it could not open (409), next_error says why (this one ended all the same)
+    next: EpisodeView | None = None
+    next_error: str | None = None
 
 
 class JournalPage(Reply):

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
-from typing import Any
+import functools
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 import aiohttp
 from pydantic import BaseModel
@@ -27,6 +28,25 @@ RELEASE_S = 5.0
 
 class NotReady(Exception):
     """A readiness probe found the control API not (yet) answering."""
+
+
+View = TypeVar("View", bound=api.EpisodeView)
+
+
+def opening_body(
+    label: str,
+    scenario: str | dict[str, Any] | None,
+    seed: int,
+    trace_id: str | None = None,
+    slot: int | None = None,
+    idle_ms: int | None = None,
+) -> api.EpisodeBegin:
+    """POST /episodes' body (also an end's `next`): the optional fields only when given."""
+    body = api.EpisodeBegin(label=label, scenario=scenario, seed=seed)
+    for key, value in (("trace_id", trace_id), ("slot", slot), ("idle_ms", idle_ms)):
+        if value is not None:
+            setattr(body, key, value)
+    return body
 
 
 class ControlClient:
@@ -147,20 +167,26 @@ class ControlClient:
         """Open an episode that runs `scenario` (a name of the matrix, a definition, or None for calm) whatever the
         proxy's active scenario is, so episodes of different scenarios can be open at once. With idle_ms the proxy
         ends it by itself once no call on it came for that long (a runner that was killed)."""
-        body = api.EpisodeBegin(label=label, scenario=scenario, seed=seed)
-        for key, value in (("trace_id", trace_id), ("slot", slot), ("idle_ms", idle_ms)):
-            if value is not None:
-                setattr(body, key, value)
-        # shielded: a run stopped while the proxy opens it still learns its id, to end it (release)
-        opening = asyncio.ensure_future(self.call(api.EPISODE_BEGIN, body))
-        self.opening.add(opening)
-        opening.add_done_callback(self._opened)
-        return api.EpisodeView.model_validate(await asyncio.shield(opening)).id
+        body = opening_body(label, scenario, seed, trace_id, slot, idle_ms)
+        return (await self._opening(self.call(api.EPISODE_BEGIN, body), api.EpisodeView)).id
 
-    def _opened(self, opening: asyncio.Future[Any]) -> None:
+    async def _opening(self, call: Awaitable[Any], reply: type[View]) -> View:
+        """A call that opens an episode, shielded: a run stopped while the proxy opens it still learns its id, to
+        end it (release). The reply, as `reply`."""
+        opening = asyncio.ensure_future(call)
+        self.opening.add(opening)
+        opening.add_done_callback(functools.partial(self._opened, reply))
+        return reply.model_validate(await asyncio.shield(opening))
+
+    def _opened(self, reply: type[api.EpisodeView], opening: asyncio.Future[Any]) -> None:
         self.opening.discard(opening)
         if not opening.cancelled() and opening.exception() is None:
-            self.open.add(api.EpisodeView.model_validate(opening.result()).id)
+            view: api.EpisodeView | None = reply.model_validate(opening.result())
+            if isinstance(view, api.EpisodeEnded):  # an end that opened the next episode (or could not)
+                self.open.discard(view.id)
+                view = view.next
+            if view is not None:
+                self.open.add(view.id)
 
     async def turn(self, episode: str, turn: int) -> None:
         """Tell an open episode which turn of its conversation runs now (its requests carry it; `turns:` faults
@@ -174,10 +200,23 @@ class ControlClient:
         exchanges still open after the proxy's bounded wait for them to reach the agent, and `texts` (the
         agent's answer and error) with the episode's secrets scrubbed."""
         body = api.EpisodeEnd(texts=texts) if texts is not None else None
-        ended = api.EpisodeEnded.model_validate(await self.call(api.EPISODE_END, body, episode))
-        self.open.discard(episode)
-        self.loose_seq = ended.loose_seq if self.loose_seq is None else max(self.loose_seq, ended.loose_seq or 0)
+        ended = self._ended(api.EpisodeEnded.model_validate(await self.call(api.EPISODE_END, body, episode)))
         return ended.journal, ended.unsettled, list(ended.texts or texts or [])
+
+    async def end_then_begin(
+        self, episode: str, texts: list[str | None], following: api.EpisodeBegin
+    ) -> tuple[list[dict[str, Any]], list[int], list[str | None], str | None]:
+        """end() and begin() in one call: the episode closed and `following` opened as it closes (one round trip
+        instead of two, for episodes run one at a time); the id it opened as, or None when it could not open
+        (begin() then says why). Shielded as begin() is: a stopped run still learns the id, to end it."""
+        body = api.EpisodeEnd(texts=texts, next=following)
+        ended = self._ended(await self._opening(self.call(api.EPISODE_END, body, episode), api.EpisodeEnded))
+        return ended.journal, ended.unsettled, list(ended.texts or texts), ended.next.id if ended.next else None
+
+    def _ended(self, ended: api.EpisodeEnded) -> api.EpisodeEnded:
+        self.open.discard(ended.id)
+        self.loose_seq = ended.loose_seq if self.loose_seq is None else max(self.loose_seq, ended.loose_seq or 0)
+        return ended
 
     async def release(self, within_s: float = RELEASE_S) -> list[str]:
         """End every episode this client opened and did not end, and turn off a recording it turned on: a run that

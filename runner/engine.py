@@ -164,9 +164,9 @@ class ContractRun:
         gate, polling = asyncio.Semaphore(limit), asyncio.Lock()
         base = len(self.done) if base is None else base
 
-        async def one(episode: Episode) -> None:
+        async def one(episode: Episode, following: Episode | None) -> None:
             async with gate:  # held until the episode is judged: at concurrency 1 nothing starts before (exit 3, 5)
-                await settle(await runner.run(episode))
+                await settle(await runner.run(episode, following))
 
         async def settle(done: Episode) -> None:
             self.done[done.id] = done
@@ -189,7 +189,9 @@ class ContractRun:
             self._write(force=False)
             self._check_budget()
 
-        tasks = [asyncio.ensure_future(one(e)) for e in episodes]
+        # one at a time, the gate lets them in in this order: each knows the one that comes next (runner.run)
+        nexts: list[Episode | None] = [*episodes[1:], None] if limit == 1 else [None] * len(episodes)
+        tasks = [asyncio.ensure_future(one(e, n)) for e, n in zip(episodes, nexts, strict=True)]
         try:
             await asyncio.gather(*tasks)
         finally:  # one episode's failure (or Ctrl-C) stops the others: no episode runs on after the run ended

@@ -23,7 +23,7 @@ from flakeproxy.runner.agents.base import Agent, Invocation
 from flakeproxy.runner.agents.python import import_object
 from flakeproxy.runner.control import ControlClient
 from flakeproxy.runner.conversation import converse, new_session
-from flakeproxy.runner.ports import EpisodePort, Opening, Records
+from flakeproxy.runner.ports import EpisodePort, Opening, ProxyPort, Records
 from flakeproxy.runner.telemetry import agent_spans
 from flakeproxy.telemetry.intake import scrub_spans
 from flakeproxy.wire.trace import new_trace
@@ -53,6 +53,8 @@ class EpisodeRunner:
     nonce: str = field(default_factory=lambda: os.urandom(8).hex())
     #: the proxy is this run's own, started from this very config file (a local run): it knows the matrix's scenarios
     own_proxy: bool = False
+    #: episodes the proxy opened as the one before them ended (_merges), by episode id: their openings
+    _opened: dict[str, Opening] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.config.run.attribution == "slots" and self.slots is None:
@@ -103,32 +105,49 @@ class EpisodeRunner:
     def llm_targets(self) -> set[str]:
         return {name for name, target in self.config.targets.items() if target.api}
 
-    async def run(self, episode: Episode) -> Episode:
-        """The episode with its answer, latency, error and journal filled in (on a free slot, when slotted)."""
+    async def run(self, episode: Episode, following: Episode | None = None) -> Episode:
+        """The episode with its answer, latency, error and journal filled in (on a free slot, when slotted).
+        `following`: the episode run next, once this one is in (one at a time), which the proxy may then open as it
+        closes this one (`_merges`)."""
         if self.slots is None:
-            return await self._run(episode, None)
+            return await self._run(episode, None, following)
         slot = await self.slots.get()
         try:
-            return await self._run(episode, slot)
+            return await self._run(episode, slot, None)
         finally:
             self.slots.put_nowait(slot)
 
-    async def _run(self, episode: Episode, slot: int | None) -> Episode:
-        how = Invocation(slot=slot, urls=self._urls(slot), session=new_session())
-        await self.reset(how)
+    @property
+    def _merges(self) -> bool:
+        """Whether an episode's end opens the next one in the same call to the proxy (issue 23: one round trip
+        instead of two per episode): only with this run's own proxy (of this very version: a sidecar may be older),
+        episodes one at a time and an agent with no reset (which runs before its episode opens)."""
+        proxied = bool(self.ports) and isinstance(self.ports[0], ProxyPort)
+        return proxied and self.own_proxy and self.slots is None and not self.has_reset
+
+    def _opening(self, episode: Episode, slot: int | None) -> Opening:
         scenario, seed = self.scenario_of(episode), self.config.run.seed
         trace = new_trace(episode.id, episode.label, seed, self.nonce)
-        opening = Opening(episode.label, episode.label, scenario, self._scenario_ref(scenario), seed, trace, slot)
-        for port in self.ports:  # the first that names the episode (the proxy) names it for the others
+        return Opening(episode.label, episode.label, scenario, self._scenario_ref(scenario), seed, trace, slot)
+
+    async def _run(self, episode: Episode, slot: int | None, following: Episode | None) -> Episode:
+        how = Invocation(slot=slot, urls=self._urls(slot), session=new_session())
+        await self.reset(how)
+        opening, ports = self._opened.pop(episode.id, None), self.ports
+        if opening is not None:  # the proxy opened it as the episode before ended (_merges); the other ports now
+            ports = ports[1:]
+        else:
+            opening = self._opening(episode, slot)
+        for port in ports:  # the first that names the episode (the proxy) names it for the others
             named = await port.begin(opening)
             opening = dataclasses.replace(opening, id=named) if named is not None else opening
-        cell = opening.id
+        cell, trace = opening.id, opening.trace
         for hook in self.hooks:
             await hook.begun(episode, cell)
         how = dataclasses.replace(how, cell=cell, trace=dataclasses.replace(trace, cell=cell))
         exchange = await converse(self.agent, self.ports, episode, how)
         said = exchange.texts()
-        records = await self._end(cell, said)
+        records = await self._end(cell, said, following if self._merges else None)
         texts, journal = records.texts, records.journal
         assert texts is not None  # _end hands back the texts, as the last port that scrubbed them gave them
         spans = scrub_spans(await agent_spans(self.control, self.config, trace, journal, cell), records.secrets)
@@ -151,13 +170,20 @@ class EpisodeRunner:
             await hook.ended(done)
         return await self._judge_state(done)
 
-    async def _end(self, cell: str, texts: list[str | None]) -> Records:
+    async def _end(self, cell: str, texts: list[str | None], following: Episode | None = None) -> Records:
         """Every port's records of the episode, as they gave them: each redacted its own where it made them, and
         each scrubbed the texts (the agent's answer and error, each turn's) of the secrets it saw, in turn. The
-        journal in time order; the secrets the ports hold in memory, together (for the agent's spans)."""
+        journal in time order; the secrets the ports hold in memory, together (for the agent's spans). With
+        `following`, the proxy opens that episode as it closes this one (its opening kept for its _run)."""
         journal, unsettled, secrets = list[dict[str, Any]](), list[int](), set[str]()
-        for port in self.ports:
-            records = await port.end(cell, texts)
+        for k, port in enumerate(self.ports):
+            if k == 0 and following is not None and isinstance(port, ProxyPort):
+                opening = self._opening(following, None)
+                records, named = await port.end_then_begin(cell, texts, opening)
+                if named is not None:  # else its own begin() opens it, or says why it cannot
+                    self._opened[following.id] = dataclasses.replace(opening, id=named)
+            else:
+                records = await port.end(cell, texts)
             journal += records.journal
             unsettled += records.unsettled
             texts = records.texts if records.texts is not None else texts

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from flakeproxy.config import Scenario
 from flakeproxy.config.settings import HttpMockService
-from flakeproxy.runner.control import ControlClient
+from flakeproxy.runner.control import ControlClient, opening_body
 from flakeproxy.runner.mock_client import mock_call, mock_scrub
 from flakeproxy.wire.trace import TraceContext
 
@@ -78,6 +78,18 @@ class ProxyPort:
         return await self.control.begin(
             opening.label, opening.scenario_ref, opening.seed, trace_id, opening.slot, self.idle_ms
         )
+
+    async def end_then_begin(
+        self, episode: str, texts: list[str | None], following: Opening
+    ) -> tuple[Records, str | None]:
+        """end() and the next episode's begin() in one call to the proxy (episodes one at a time): its records,
+        and the id the next one opened as (None: it could not open; its own begin() will say why)."""
+        body = opening_body(
+            following.label, following.scenario_ref, following.seed, following.trace.trace_id, following.slot,
+            self.idle_ms,
+        )  # fmt: skip
+        journal, unsettled, scrubbed, named = await self.control.end_then_begin(episode, texts, body)
+        return Records(journal, unsettled, scrubbed), named
 
     async def turn(self, episode: str, turn: int) -> None:
         await self.control.turn(episode, turn)

@@ -43,7 +43,7 @@ def test_bad_texts_are_a_clear_4xx() -> None:
         status, data = proxy.control.call("POST", f"/episodes/{cell}/end", {"texts": "not a list"})
         assert status == 400 and "texts must be a list" in data["error"], data
         status, data = proxy.control.call("POST", f"/episodes/{cell}/end", {"text": []})
-        assert status == 400 and data["valid"] == ["texts"], data
+        assert status == 400 and data["valid"] == ["texts", "next"], data
 
 
 ECHOED = "PLANTED-span-echo-5521"  # not shaped like a credential: the span receiver's own redaction misses it

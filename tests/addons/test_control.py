@@ -171,6 +171,46 @@ def test_journal_per_cell(world: tuple[Upstream, Proxy]) -> None:
     assert [e["episode"] for e in journal_second] == [second] and len(proxy.control.journal()) == 3
 
 
+def test_an_end_with_next_opens_the_next_episode_as_it_closes(world: tuple[Upstream, Proxy]) -> None:
+    """One round trip per episode for a runner that runs them one at a time (issue 23): the journal of the one
+    that ended, the next open under its own scenario, and its requests its own."""
+    _, proxy = world
+    control = proxy.control
+    first = control.begin("first")
+    fetch(proxy.listeners["tools"], "/v1/quotes")
+    status, ended = control.call("POST", f"/episodes/{first}/end", {"next": {"label": "second", "scenario": "down"}})
+    assert status == 200 and [e["status"] for e in ended["journal"]] == [200]
+    second = ended["next"]
+    assert second == {"id": second["id"], "label": "second", "scenario": "down"} and second["id"] != first
+    assert control.ok("GET", "/healthz")["open_episodes"] == [second["id"]]
+    assert fetch(proxy.listeners["tools"], "/v1/quotes").status == 503, "the next one's scenario runs"
+    assert [(e["episode"], e["status"]) for e in control.end(second["id"])] == [(second["id"], 503)]
+
+
+def test_a_bad_next_ends_nothing(world: tuple[Upstream, Proxy]) -> None:
+    control = world[1].control
+    first = control.begin("first")
+    for body, says in [
+        ({"next": ["second"]}, 'next must be an object as POST /episodes takes, e.g. {"label": "e2"}, got ["second"]'),
+        ({"next": {"lable": "x"}}, "unknown keys ['lable']"),
+        ({"next": {"scenario": "dwon"}}, "unknown scenario 'dwon'"),
+        ({"nxet": {}}, "unknown keys ['nxet']"),
+    ]:
+        status, answer = control.call("POST", f"/episodes/{first}/end", body)
+        assert status in (400, 404) and answer["error"] == says
+        assert control.ok("GET", "/healthz")["open_episodes"] == [first], "checked before anything ended"
+
+
+def test_a_next_that_cannot_open_still_ends_this_one(world: tuple[Upstream, Proxy]) -> None:
+    """A next whose id is taken meanwhile (409 for POST /episodes): this episode ends and next_error says why."""
+    control = world[1].control
+    first, other = control.begin("first"), control.begin("other")
+    status, ended = control.call("POST", f"/episodes/{first}/end", {"next": {"id": other}})
+    assert status == 200 and ended["id"] == first and "next" not in ended
+    assert ended["next_error"] == f"episode {other!r} is already open; end it first or pick another id"
+    assert control.ok("GET", "/healthz")["open_episodes"] == [other]
+
+
 def test_an_episode_end_says_the_newest_request_of_no_episode(world: tuple[Upstream, Proxy]) -> None:
     """loose_seq: the runner reads the unattributed requests only once it moves (runner/engine.py _loose_news)."""
     _, proxy = world

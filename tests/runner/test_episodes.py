@@ -11,12 +11,14 @@ from typing import Any
 import pytest
 import yaml
 
+from flakeproxy import control_api as api
 from flakeproxy import parse_config
 from flakeproxy.config import FlakeproxyConfig
 from flakeproxy.config.agent import PythonAgent
 from flakeproxy.proxycore.redact import Redactor
 from flakeproxy.results import Episode, RunResult
 from flakeproxy.runner.agents.python import PythonAdapter
+from flakeproxy.runner.control import ControlClient
 from flakeproxy.runner.episodes import EpisodeRunner
 from flakeproxy.runner.ports import Opening, Records
 from tests.runner.world import run, world
@@ -59,6 +61,42 @@ def test_episode_mode_pays_once_per_answer_cell_mode_once_per_cell(tmp_path: Pat
     # every cell of a scenario judged the same two episodes
     tool_down = [c for c in by_episode.cells if c.scenario == "tool-down"]
     assert len({tuple(c.episodes) for c in tool_down}) == 1 and len(tool_down[0].episodes) == 2
+
+
+def test_one_at_a_time_each_end_opens_the_next_episode_and_judges_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 23: one at a time against its own proxy, an agent with no reset makes one control call per episode
+    boundary (the end opens the next, POST /episodes/{id}/end with `next`), and the run judges what it judged with
+    a begin and an end each (an agent with a reset runs before its episode opens: no merging there)."""
+    calls: list[tuple[str, bool]] = []
+    real = ControlClient.call
+
+    async def counted(self: ControlClient, route: api.Route, body: Any = None, *args: Any, **kw: Any) -> Any:
+        calls.append((route.template, getattr(body, "next", None) is not None))
+        return await real(self, route, body, *args, **kw)
+
+    monkeypatch.setattr(ControlClient, "call", counted)
+    runs: dict[bool, RunResult] = {}
+    for reset in (True, False):
+        calls.clear()
+        with world(tmp_path / str(reset), reset=reset, invariants=ALWAYS, matrix=FIVE) as w:
+            w.data["golden_prompts"] = ["What is AAPL trading at?", "And MSFT?"]
+            w.config.write_text(yaml.safe_dump(w.data))
+            runs[reset] = result = run(w.config)
+        episodes = len(result.episodes)
+        begins = calls.count((api.EPISODE_BEGIN.template, False))
+        ends = [c for c in calls if c[0] == api.EPISODE_END.template]
+        if reset:
+            assert (begins, len(ends), any(merged for _, merged in ends)) == (episodes, episodes, False)
+        else:
+            assert begins == 1 and len(ends) == episodes and sum(merged for _, merged in ends) == episodes - 1
+        for episode in result.episodes:  # each episode's journal is its own, under its own scenario
+            assert episode.journal and {e["episode"] for e in episode.journal} == {episode.cell_id}
+            statuses = {e["status"] for e in episode.journal if "/v1/quotes" in e["url"]}
+            assert statuses == ({503} if episode.scenario == "tool-down" else {200}), (episode.scenario, statuses)
+        assert len({e.cell_id for e in result.episodes}) == episodes == (10 if reset else 11)  # + the stateful check
+    assert outcomes(runs[True]) == outcomes(runs[False])
 
 
 def test_a_tool_fault_on_a_name_the_agent_never_calls_is_an_error_not_a_pass(tmp_path: Path) -> None:
