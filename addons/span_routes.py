@@ -1,7 +1,8 @@
 """The control API's route for the agent's own spans (added to the ControlApi's app by the server).
 
 control_api.SPANS with ?trace_id=T[&trace_id=T2...][&parent=S][&wait_ms=N][&episode=E]
-    the spans the OTLP receiver (proxy.otlp) kept for these traces: {"spans": [...], "complete", "dropped"}; with
+    the spans the OTLP receiver (proxy.otlp) kept for these traces: {"spans": [...], "complete", "dropped",
+    "received" (spans of any trace that reached the receiver since the proxy started or was reset)}; with
     wait_ms, it first waits (at most N ms) until every trace has its root (a span with no parent, or whose parent
     is S: the runner's span the agent's trace continues), since agents export after they answered; with episode,
     every secret value that ended episode's requests carried is scrubbed from the spans (only the proxy saw
@@ -52,7 +53,12 @@ class SpanRoutes:
         complete = await self.store.wait_complete(traces, parent, int(wait) / 1000)
         spans = scrub_spans(self.store.spans(traces), *secrets)
         return web.json_response(
-            {"spans": [s.model_dump(mode="json") for s in spans], "complete": complete, "dropped": self.store.dropped}
+            {
+                "spans": [s.model_dump(mode="json") for s in spans],
+                "complete": complete,
+                "dropped": self.store.dropped,
+                "received": self.store.received,
+            }
         )
 
     def _secrets(self, episode: str | None) -> Secrets:

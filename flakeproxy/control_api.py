@@ -207,3 +207,5 @@ class SpansReply(Reply):
     spans: list[dict[str, Any]]
     complete: bool
     dropped: int = 0
+    #: spans of any trace that reached the receiver since the proxy started or was reset (None: an older proxy)
+    received: int | None = None

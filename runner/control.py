@@ -269,6 +269,7 @@ class ControlClient:
         """An ended episode's recorded exchanges (the proxy forgets them)."""
         return api.Recorded.model_validate(await self.call(api.RECORDED, episode=episode)).exchanges
 
-    async def spans(self, query: list[tuple[str, str]]) -> list[dict[str, Any]]:
-        """The agent's spans the proxy's OTLP receiver kept (query: trace_id (repeated), parent, wait_ms)."""
-        return api.SpansReply.model_validate(await self.call(api.SPANS, query=query)).spans
+    async def spans(self, query: list[tuple[str, str]]) -> api.SpansReply:
+        """The agent's spans the proxy's OTLP receiver kept (query: trace_id (repeated), parent, wait_ms), and how
+        many reached it in all."""
+        return api.SpansReply.model_validate(await self.call(api.SPANS, query=query))

@@ -332,6 +332,7 @@ class ContractRun:
             limit = self._concurrency()
             ports = self._ports(sequential=limit == 1)
             runner = EpisodeRunner(self.config, self.agent, self.control, ports=ports, own_proxy=self.local is not None)
+            runner.span_waits.warn = self.warn
             runner.hooks += await recording_hooks(self)
             runner.hooks += [self.telemetry] if self.telemetry else []
             await self._steps(runner, limit)

@@ -24,7 +24,7 @@ from flakeproxy.runner.agents.python import import_object
 from flakeproxy.runner.control import ControlClient
 from flakeproxy.runner.conversation import converse, new_session
 from flakeproxy.runner.ports import EpisodePort, Opening, ProxyPort, Records
-from flakeproxy.runner.telemetry import agent_spans
+from flakeproxy.runner.telemetry import SpanWaits, agent_spans
 from flakeproxy.telemetry.intake import scrub_spans
 from flakeproxy.wire.trace import new_trace
 
@@ -53,6 +53,8 @@ class EpisodeRunner:
     nonce: str = field(default_factory=lambda: os.urandom(8).hex())
     #: the proxy is this run's own, started from this very config file (a local run): it knows the matrix's scenarios
     own_proxy: bool = False
+    #: how long each episode waits for the agent's spans (proxy.otlp): the run's warn() is set by the engine
+    span_waits: SpanWaits = field(default_factory=SpanWaits)
     #: episodes the proxy opened as the one before them ended (_merges), by episode id: their openings
     _opened: dict[str, Opening] = field(default_factory=dict)
 
@@ -150,7 +152,8 @@ class EpisodeRunner:
         records = await self._end(cell, said, following if self._merges else None)
         texts, journal = records.texts, records.journal
         assert texts is not None  # _end hands back the texts, as the last port that scrubbed them gave them
-        spans = scrub_spans(await agent_spans(self.control, self.config, trace, journal, cell), records.secrets)
+        spans = await agent_spans(self.control, self.config, trace, journal, cell, self.span_waits)
+        spans = scrub_spans(spans, records.secrets)
         done = episode.model_copy(
             update={
                 "cell_id": cell,

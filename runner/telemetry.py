@@ -10,9 +10,11 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from flakeproxy import control_api as api
 from flakeproxy.config import FlakeproxyConfig
 from flakeproxy.config.telemetry import PROTOCOLS, TelemetryConfig
 from flakeproxy.errors import ConfigError
@@ -32,22 +34,58 @@ from flakeproxy.wire.trace import TraceContext, context_of
 SPAN_WAIT_MS = 6000
 
 
+@dataclass
+class SpanWaits:
+    """How long the runner waits for each episode's spans: SPAN_WAIT_MS, until one such wait ended with no span of
+    any trace having reached the proxy's receiver (the agent exports none there: no exporter, or one pointed
+    elsewhere); from then on not at all (its spans, if any came, still fetched), until one arrives. Said once, so
+    that a run whose agent sends nothing does not quietly wait 6 s per episode."""
+
+    warn: Callable[[str], None] = lambda line: None
+    idle: bool = False
+    said: bool = False
+
+    def wait_ms(self) -> int:
+        return 0 if self.idle else SPAN_WAIT_MS
+
+    def heard(self, reply: api.SpansReply, waited_ms: int, address: str) -> None:
+        if reply.received is None:  # a proxy that does not say: wait every time, as before
+            return
+        if reply.received:
+            self.idle = False
+        elif waited_ms and not reply.complete:
+            self.idle = True
+            if not self.said:
+                self.said = True
+                self.warn(
+                    f"warning: proxy.otlp is set but no span reached the proxy's receiver at {address} in the "
+                    f"{SPAN_WAIT_MS / 1000:g} s after an episode: the run stops waiting for the agent's spans until "
+                    f"one arrives (telemetry checks cannot judge without them); point the agent's exporter there "
+                    f"(OTEL_EXPORTER_OTLP_ENDPOINT=http://{address})"
+                )
+
+
 async def agent_spans(
     control: ControlClient | None,
     config: FlakeproxyConfig,
     trace: TraceContext,
     journal: list[dict[str, Any]],
     episode: str,
+    waits: SpanWaits | None = None,
 ) -> list[AgentSpan]:
     """The agent's spans of the traces an episode's calls carried (or of the trace the runner sent it), once
-    each trace's root arrived or SPAN_WAIT_MS passed, scrubbed by the proxy of the secrets of the (ended) episode's
-    requests; [] when proxy.otlp is not set."""
+    each trace's root arrived or the wait (`waits`: SPAN_WAIT_MS, none once the agent proved to send nothing)
+    passed, scrubbed by the proxy of the secrets of the (ended) episode's requests; [] when proxy.otlp is not set."""
     if control is None or config.proxy.otlp is None:
         return []
+    waits = waits or SpanWaits()
     traces = sorted({c[0] for c in map(call_context, journal) if c is not None} or {trace.trace_id})
-    query = [("trace_id", t) for t in traces] + [("parent", trace.span_id), ("wait_ms", str(SPAN_WAIT_MS))]
+    wait_ms = waits.wait_ms()
+    query = [("trace_id", t) for t in traces] + [("parent", trace.span_id), ("wait_ms", str(wait_ms))]
     query.append(("episode", episode))
-    return [AgentSpan.model_validate(s) for s in await control.spans(query)]
+    reply = await control.spans(query)
+    waits.heard(reply, wait_ms, config.proxy.otlp)
+    return [AgentSpan.model_validate(s) for s in reply.spans]
 
 
 def _endpoint(config: TelemetryConfig, protocol: str) -> str | None:

@@ -29,13 +29,16 @@ class SpanStore:
         self._traces: OrderedDict[str, list[AgentSpan]] = OrderedDict()
         self._weights: dict[str, int] = {}
         self.bytes = 0
-        self.dropped = 0  # spans dropped (trace full, or its trace pushed out by newer ones)
+        self.dropped = 0
+        self.received = 0  # spans dropped (trace full, or its trace pushed out by newer ones)
+        self.received = 0  # spans that reached the receiver since it started or was cleared, kept or not
         self._event = asyncio.Event()
 
     def add(self, spans: Iterable[AgentSpan]) -> int:
         """Keep these spans (a span id seen before in its trace replaces the older copy); how many were kept."""
         kept = 0
         for span in spans:
+            self.received += 1
             trace = self._traces.setdefault(span.trace_id, [])
             self._traces.move_to_end(span.trace_id)
             old = next((i for i, s in enumerate(trace) if s.span_id == span.span_id), None)
@@ -91,3 +94,4 @@ class SpanStore:
         self._weights.clear()
         self.bytes = 0
         self.dropped = 0
+        self.received = 0

@@ -136,6 +136,7 @@ def test_get_spans_waits_for_the_root_and_no_longer(world: tuple[Proxy, str]) ->
     """The runner asks right after the answer; the agent's root span (a child of the runner's span) comes later."""
     proxy, url = world
     trace_id = "0af7651916cd43dd8448eb211c80319c"
+    before = spans_of(proxy, "1" * 32)["received"]
     post(f"{url}/v1/traces", otlp_json(trace_id, "b7ad6b7169203331", "eee19b7ec3c1b174", "child"), "application/json")
     answers: list[tuple[float, dict[str, Any]]] = []
     started = time.monotonic()
@@ -152,7 +153,7 @@ def test_get_spans_waits_for_the_root_and_no_longer(world: tuple[Proxy, str]) ->
     assert took < 5, f"GET /spans answered after {took:.1f} s, not when the root arrived"
     waited_from = time.monotonic()
     missing = spans_of(proxy, "1" * 32, f"&parent={RUNNER_SPAN}&wait_ms=300")
-    assert missing == {"spans": [], "complete": False, "dropped": 0}
+    assert missing == {"spans": [], "complete": False, "dropped": 0, "received": before + 2}, "the other trace's 2"
     assert time.monotonic() - waited_from >= 0.3
 
 
@@ -210,5 +211,6 @@ def test_reset_forgets_the_agents_spans(world: tuple[Proxy, str]) -> None:
     body = otlp_json(trace_id, "aee19b7ec3c1b175", RUNNER_SPAN, "POST")
     assert post(f"{url}/v1/traces", body, "application/json")[0] == 200
     assert len(spans_of(proxy, trace_id)["spans"]) == 1
+    assert spans_of(proxy, "1" * 32)["received"] >= 1, "what reached the receiver, whatever its trace"
     proxy.control.ok("POST", "/reset")
-    assert spans_of(proxy, trace_id, "&wait_ms=0")["spans"] == []
+    assert spans_of(proxy, trace_id, "&wait_ms=0") == {"spans": [], "complete": False, "dropped": 0, "received": 0}

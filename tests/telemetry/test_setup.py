@@ -137,3 +137,26 @@ def test_a_collector_that_cannot_be_reached_costs_one_line_at_the_end(tmp_path: 
     assert len(said) == 1 and said[0].startswith("warning: telemetry: "), out.stderr[-3000:]
     assert "span(s) could not be exported to http://127.0.0.1:" in said[0]
     assert took < 3 + 3 + 3, f"{took:.1f} s: more than the run, its start and end, and one export timeout (3 s)"
+
+
+def test_an_agent_that_sends_no_spans_costs_one_wait_and_one_line(tmp_path: Path) -> None:
+    """proxy.otlp set, the agent's exporter pointed nowhere near it: after one episode's wait (SPAN_WAIT_MS) in
+    which no span reached the receiver at all, the run stops waiting for spans and says so once; the telemetry
+    check then cannot judge (no verdict from spans never seen). Without this, every episode waited 6 s."""
+    from flakeproxy.runner.telemetry import SPAN_WAIT_MS
+    from tests.runner.world import run, world
+
+    checks = [{"id": "cites", "type": "regex", "pattern": "(?i)source"}, {"id": "noticed", "type": "telemetry_noticed"}]
+    matrix = [{"name": "calm"}, {"name": "down", "tool_faults": [{"tool": "market_data_api", "mode": "error"}]}]
+    with world(tmp_path, reset=False, invariants=checks, matrix=matrix, run={"replicas": 3}) as w:
+        w.data["proxy"]["otlp"] = f"127.0.0.1:{free_port()}"
+        w.config.write_text(yaml.safe_dump(w.data))
+        started = time.monotonic()
+        result = run(w.config)
+        took = time.monotonic() - started
+    assert len(result.episodes) == 7  # 2 scenarios x 3, and the stateful check
+    assert SPAN_WAIT_MS / 1000 <= took < 2 * SPAN_WAIT_MS / 1000, f"{took:.1f} s: one wait, not one per episode"
+    [said] = [w for w in result.warnings if "no span reached the proxy's receiver" in w]
+    assert f"OTEL_EXPORTER_OTLP_ENDPOINT=http://{w.data['proxy']['otlp']}" in said
+    assert all(e.agent_spans == [] for e in result.episodes)
+    assert result.cell("noticed", "down").outcome in ("error", "n/a"), result.cell("noticed", "down")
