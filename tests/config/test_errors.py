@@ -378,3 +378,16 @@ def test_base_config_is_valid(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     with pytest.raises(SystemExit) as exit_info:
         main(["validate", "-c", str(path)])
     assert exit_info.value.code == 0, capsys.readouterr().err
+
+
+def test_a_json_file_cut_short_is_a_json_syntax_error(tmp_path: Path) -> None:
+    """Session files may be JSON (read as the YAML it also is): a broken one is said as JSON's error, not YAML's."""
+    from flakeproxy.replay.files import load_session_file
+
+    path = tmp_path / "session.json"
+    path.write_text('{"id": "s1",\n "input": "hi",\n "tool_responses": [{"tool": "llm", "respo')
+    with pytest.raises(ConfigError) as e:
+        load_session_file(path)
+    said = str(e.value)
+    assert re.fullmatch(rf"{re.escape(str(path))} line \d: JSON syntax error: .+; check brackets and commas", said)
+    assert "YAML" not in said
