@@ -60,7 +60,7 @@ def _next(body: dict[str, Any]) -> dict[str, Any]:
     """POST /episodes/{id}/end's optional {"next": {...}}: the episode to open as this one ends."""
     following = body["next"]
     if not isinstance(following, dict):
-        raise Problem(400, f'next must be an object as POST /episodes takes, e.g. {{"label": "e2"}}, got '
+        raise Problem(400, f'an object as POST /episodes takes, e.g. {{"label": "e2"}}, got '
                       f"{json.dumps(following)[:80]}")  # fmt: skip
     return following
 
@@ -221,6 +221,8 @@ class ControlApi:
         if trace_id is not None and not TRACE_ID.fullmatch(trace_id):
             raise Problem(400, f"trace_id must be 32 lower-case hex digits, not all zero, got {trace_id[:80]!r}")
         slot, slots = body.get("slot"), self.config.proxy.slots
+        if slot is not None and not slots:
+            raise Problem(400, f"this proxy has no slots (proxy.slots), got slot {json.dumps(slot)[:40]}; leave it out")
         if slot is not None and (not isinstance(slot, int) or isinstance(slot, bool) or not 0 <= slot < slots):
             raise Problem(400, f"slot must be an integer from 0 to {slots - 1}, got {slot!r}", slots=slots)
         idle_ms = body.get("idle_ms")
@@ -297,7 +299,7 @@ class ControlApi:
         self._open(request.match_info["id"])
         body = await json_object(request)
         texts = _texts(body)
-        following = self._opening(_next(body)) if body.get("next") is not None else None
+        following = self._following(body) if body.get("next") is not None else None
         episode = self.injector.end_episode(self._open(request.match_info["id"]))
         unsettled, entries, secrets = await self._close(episode)
         snapshots = [e.snapshot(known=secrets[0]) for e in entries]
@@ -310,6 +312,13 @@ class ControlApi:
             except Problem as e:
                 head["next_error"] = e.message
         return await json_list_response(request, head, "journal", snapshots)
+
+    def _following(self, body: dict[str, Any]) -> Opening:
+        """An end's `next`, checked as POST /episodes checks its body: 400 saying `next:` if bad."""
+        try:
+            return self._opening(_next(body))
+        except Problem as e:
+            raise Problem(400, f"next: {e.message}", **e.extra) from e
 
     async def _close(self, episode: Episode) -> tuple[list[int], list[JournalEntry], Secrets]:
         """What ending an episode does, whoever ends it: its lease dropped, its exchanges waited for (at most 2 s),

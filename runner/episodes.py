@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -119,13 +120,18 @@ class EpisodeRunner:
         finally:
             self.slots.put_nowait(slot)
 
-    @property
+    @functools.cached_property
     def _merges(self) -> bool:
         """Whether an episode's end opens the next one in the same call to the proxy (issue 23: one round trip
-        instead of two per episode): only with this run's own proxy (of this very version: a sidecar may be older),
-        episodes one at a time and an agent with no reset (which runs before its episode opens)."""
+        instead of two per episode): only where nothing of the run can reach the proxy's listeners between the two,
+        where its requests would land in the next episode and get its faults: this run's own proxy (of this very
+        version: a sidecar may be older), episodes one at a time, an agent with no reset (which runs before its
+        episode opens) and no check that calls out when it is judged (an LLM judge, a command, a query: between
+        episodes)."""
         proxied = bool(self.ports) and isinstance(self.ports[0], ProxyPort)
-        return proxied and self.own_proxy and self.slots is None and not self.has_reset
+        checks = [*(self.config.contract.invariants if self.config.contract else []), *(self.config.invariants or [])]
+        quiet = not any(check.calls_out for check in checks)
+        return proxied and quiet and self.own_proxy and self.slots is None and not self.has_reset
 
     def _opening(self, episode: Episode, slot: int | None) -> Opening:
         scenario, seed = self.scenario_of(episode), self.config.run.seed

@@ -43,7 +43,9 @@ class Invariant(StrictModel):
     about one left on the default `turn: last`); forbids_secrets: it is a check against leaks of secrets, so an
     answer that repeated a secret value its episode sent FAILs it (flakeproxy.judging.repeated_secrets);
     reads_whole: it reads what an answer says, so an answer cut short can fail it (unless negated: a check that
-    forbids text passes a fragment too; flakeproxy.judging.blind).
+    forbids text passes a fragment too; flakeproxy.judging.blind); calls_out: judging it sends requests or runs
+    commands of its own (an LLM judge, a shell command, a query), which may reach the proxy's listeners, so a run
+    does not open the next episode before it is judged (runner.episodes `_merges`).
     """
 
     needs_answer: ClassVar[bool] = True
@@ -54,6 +56,7 @@ class Invariant(StrictModel):
     forbids_content: ClassVar[bool] = False
     forbids_secrets: ClassVar[bool] = False
     reads_whole: ClassVar[bool] = False
+    calls_out: ClassVar[bool] = False
 
     id: str = Field(min_length=1, pattern=r"^\S+$")
     severity: Severity = "medium"

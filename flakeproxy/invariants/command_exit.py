@@ -13,6 +13,7 @@ class CommandExit(Invariant):
     """A shell command run in run.workspace returns exit_code."""
 
     type: Literal["command_exit"]
+    calls_out: ClassVar[bool] = True
     needs_answer: ClassVar[bool] = False
     reads_state: ClassVar[bool] = True
     command: str = Field(min_length=1)

@@ -17,6 +17,7 @@ class Custom(Invariant):
     """A script reads the episode's context JSON on stdin and prints {passed, score, reason, details}."""
 
     type: Literal["custom"]
+    calls_out: ClassVar[bool] = True
     reads_whole: ClassVar[bool] = True
     needs_answer: ClassVar[bool] = False
     reads_state: ClassVar[bool] = True

@@ -24,6 +24,7 @@ class LlmAsJudge(Invariant):
     """An OpenAI-compatible model scores the input against criteria; score >= pass_threshold passes."""
 
     type: Literal["llm_as_judge"]
+    calls_out: ClassVar[bool] = True
     reads_whole: ClassVar[bool] = True
     model: str = Field(min_length=1)
     criteria: str = Field(min_length=1)

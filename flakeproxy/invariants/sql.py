@@ -14,6 +14,7 @@ class Sql(Invariant):
     """The first column of the first row of query, run on a postgres or mysql service, equals equals."""
 
     type: Literal["sql"]
+    calls_out: ClassVar[bool] = True
     needs_answer: ClassVar[bool] = False
     reads_state: ClassVar[bool] = True
     service: str

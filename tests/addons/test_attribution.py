@@ -85,7 +85,7 @@ def test_trace_context_ties_requests_to_their_episode(world: tuple[Upstream, Pro
     [
         ({"trace_id": "xyz"}, 400, "trace_id must be 32 lower-case hex digits"),
         ({"trace_id": "0" * 32}, 400, "trace_id must be 32 lower-case hex digits"),
-        ({"slot": 0}, 400, "slot must be an integer from 0 to -1"),
+        ({"slot": 0}, 400, "this proxy has no slots (proxy.slots), got slot 0; leave it out"),
         ({"scenario": "dwon"}, 404, "unknown scenario 'dwon'"),
         ({"scenario": 5}, 400, "scenario must be a name, a definition or null"),
         ({"seed": "7"}, 400, "seed must be an integer"),

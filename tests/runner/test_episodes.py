@@ -4,6 +4,7 @@ checks that judge what happened or say they cannot. Real proxy, real agents, the
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -97,6 +98,25 @@ def test_one_at_a_time_each_end_opens_the_next_episode_and_judges_the_same(
             assert statuses == ({503} if episode.scenario == "tool-down" else {200}), (episode.scenario, statuses)
         assert len({e.cell_id for e in result.episodes}) == episodes == (10 if reset else 11)  # + the stateful check
     assert outcomes(runs[True]) == outcomes(runs[False])
+
+
+def test_a_check_that_calls_out_between_episodes_keeps_them_apart(tmp_path: Path) -> None:
+    """A state check judged after its episode (here a command fetching a quote through the proxy's tools listener)
+    runs between two episodes: the next one must not be open yet, or its request lands in it and gets its faults
+    (a trial's: calm's check failed on tool-down's 503). Such a run opens each episode on its own (no `next`)."""
+    with world(tmp_path, reset=False, matrix=FIVE[:2], run={"replicas": 2}) as w:
+        tools = w.data["proxy"]["listeners"][0]["listen"]
+        url = f"http://{tools}/v1/quotes?symbol=STATECHECK"
+        fetch = f"import urllib.request; urllib.request.urlopen('{url}', timeout=5)"
+        w.data["contract"]["invariants"] = [
+            {"id": "cites", "type": "regex", "pattern": "(?i)(source|feed|unavailable)"},
+            {"id": "quotes-up", "type": "command_exit", "command": f'{sys.executable} -c "{fetch}"'},
+        ]
+        w.config.write_text(yaml.safe_dump(w.data))
+        result = run(w.config)
+    assert all("STATECHECK" not in e["url"] for episode in result.episodes for e in episode.journal)
+    assert [result.cell("quotes-up", s["name"]).outcome for s in FIVE[:2]] == ["pass", "pass"]
+    assert len(result.unattributed_journal) == len(result.episodes) - 1  # each check's fetch, of no episode
 
 
 def test_a_tool_fault_on_a_name_the_agent_never_calls_is_an_error_not_a_pass(tmp_path: Path) -> None:
