@@ -155,19 +155,10 @@ class ControlClient:
         except TimeoutError as e:
             raise NotReady(f"last probe got no answer in {PROBE_TIMEOUT.total:g} s") from e
 
-    async def begin(
-        self,
-        label: str,
-        scenario: str | dict[str, Any] | None,
-        seed: int,
-        trace_id: str | None = None,
-        slot: int | None = None,
-        idle_ms: int | None = None,
-    ) -> str:
-        """Open an episode that runs `scenario` (a name of the matrix, a definition, or None for calm) whatever the
-        proxy's active scenario is, so episodes of different scenarios can be open at once. With idle_ms the proxy
-        ends it by itself once no call on it came for that long (a runner that was killed)."""
-        body = opening_body(label, scenario, seed, trace_id, slot, idle_ms)
+    async def begin(self, body: api.EpisodeBegin) -> str:
+        """Open an episode that runs its scenario (a name of the matrix, a definition, or None for calm) whatever the
+        proxy's active scenario is, so episodes of different scenarios can be open at once (opening_body). With
+        idle_ms the proxy ends it by itself once no call on it came for that long (a runner that was killed)."""
         return (await self._opening(self.call(api.EPISODE_BEGIN, body), api.EpisodeView)).id
 
     async def _opening(self, call: Awaitable[Any], reply: type[View]) -> View:

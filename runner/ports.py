@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from flakeproxy import control_api as api
 from flakeproxy.config import Scenario
 from flakeproxy.config.settings import HttpMockService
 from flakeproxy.runner.control import ControlClient, opening_body
@@ -74,21 +75,18 @@ class ProxyPort:
         self.control, self.idle_ms = control, idle_ms
 
     async def begin(self, opening: Opening) -> str | None:
-        trace_id = opening.trace.trace_id
-        return await self.control.begin(
-            opening.label, opening.scenario_ref, opening.seed, trace_id, opening.slot, self.idle_ms
-        )
+        return await self.control.begin(self._body(opening))
+
+    def _body(self, opening: Opening) -> api.EpisodeBegin:
+        o = opening
+        return opening_body(o.label, o.scenario_ref, o.seed, o.trace.trace_id, o.slot, self.idle_ms)
 
     async def end_then_begin(
         self, episode: str, texts: list[str | None], following: Opening
     ) -> tuple[Records, str | None]:
         """end() and the next episode's begin() in one call to the proxy (episodes one at a time): its records,
         and the id the next one opened as (None: it could not open; its own begin() will say why)."""
-        body = opening_body(
-            following.label, following.scenario_ref, following.seed, following.trace.trace_id, following.slot,
-            self.idle_ms,
-        )  # fmt: skip
-        journal, unsettled, scrubbed, named = await self.control.end_then_begin(episode, texts, body)
+        journal, unsettled, scrubbed, named = await self.control.end_then_begin(episode, texts, self._body(following))
         return Records(journal, unsettled, scrubbed), named
 
     async def turn(self, episode: str, turn: int) -> None:
