@@ -61,7 +61,8 @@ class SpanWaits:
                     f"warning: proxy.otlp is set but no span reached the proxy's receiver at {address} in the "
                     f"{SPAN_WAIT_MS / 1000:g} s after an episode: the run stops waiting for the agent's spans until "
                     f"one arrives (telemetry checks cannot judge without them); point the agent's exporter there "
-                    f"(OTEL_EXPORTER_OTLP_ENDPOINT=http://{address})"
+                    f"(OTEL_EXPORTER_OTLP_ENDPOINT=http://{address}) and have it export within "
+                    f"{SPAN_WAIT_MS / 1000:g} s (its batch delay, OTEL_BSP_SCHEDULE_DELAY, under {SPAN_WAIT_MS} ms)"
                 )
 
 

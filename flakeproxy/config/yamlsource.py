@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 
@@ -61,14 +61,14 @@ def _walk(node: yaml.Node, path: Path, lines: dict[Path, int], source: str) -> N
 #: pure-Python ones took 5 s for a 6 MB session file and ~10 ms for a config (read twice at each run's start)
 SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_DEPTH = 64  # levels of nesting, counting what aliases bring in
-MAX_NODES = 100_000  # values in the document once every alias is expanded
+MAX_NODES = 100_000  # values that aliases add to the document once expanded
 MAX_INT_DIGITS = 1000
 
 
-def _check_depth(text: str, name: str) -> None:
+def _check_depth(text: str, name: str, loader_class: type[yaml.SafeLoader]) -> None:
     """Reject deep nesting from the event stream, before the (recursive) composer sees it."""
     depth = 0
-    for event in yaml.parse(text, Loader=SAFE_LOADER):
+    for event in yaml.parse(text, Loader=loader_class):
         if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
             depth += 1
             if depth > MAX_DEPTH:
@@ -85,9 +85,12 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
 
 
 def _check_graph(root: yaml.Node, name: str) -> None:
-    """Reject alias cycles, alias bombs (expanded size) and nesting that aliases make deep; iterative."""
-    size: dict[int, int] = {}
+    """Reject alias cycles, alias bombs (what aliases add once expanded: a document's own values, however many,
+    are not a bomb) and nesting that aliases make deep; iterative."""
+    size: dict[int, int] = {}  # values in a node once every alias in it is expanded
     depth: dict[int, int] = {}
+    claimed: set[int] = set()  # nodes met once as a child: met again, they are an alias's
+    added = 0  # values the aliases add to the document once expanded
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]
     open_: set[int] = set()
     while stack:
@@ -98,8 +101,12 @@ def _check_graph(root: yaml.Node, name: str) -> None:
             size[key] = 1 + sum(size[id(k)] for k in kids)
             depth[key] = 1 + max((depth[id(k)] for k in kids), default=0)
             open_.discard(key)
+            for kid in kids:
+                if id(kid) in claimed:
+                    added += size[id(kid)]
+                claimed.add(id(kid))
             line = node.start_mark.line + 1
-            if size[key] > MAX_NODES:
+            if added > MAX_NODES:
                 raise ConfigError(
                     f"{name} line {line}: aliases expand to more than {MAX_NODES} values (an alias bomb?); "
                     "write the values out or use fewer aliases"
@@ -135,14 +142,28 @@ def _one_line(text: str) -> str:
 
 def parse_yaml(text: str, name: str) -> Source:
     """Parse with the safe loader; syntax errors become one-line ConfigErrors with the line (of a `.json` file,
-    said as JSON's: JSON is read as the YAML it also is).
+    said as JSON's: JSON is read as the YAML it also is). A text libyaml cannot parse is parsed again by PyYAML's
+    own loader, whose messages say more (the tab, the alias's name) at the right line: only a broken file pays.
 
     Deep nesting, alias cycles and alias bombs are refused before any value is built.
     """
+    if SAFE_LOADER is not yaml.SafeLoader:
+        try:
+            return _parse(text, name, SAFE_LOADER)
+        except yaml.YAMLError:
+            pass
+    try:
+        return _parse(text, name, yaml.SafeLoader)
+    except yaml.YAMLError as e:
+        _say(e, text, name)
+
+
+def _parse(text: str, name: str, loader_class: type[yaml.SafeLoader]) -> Source:
+    """The document and its lines; PyYAML's (or libyaml's) errors as they come, ours as ConfigErrors."""
     node = None
     try:
-        _check_depth(text, name)
-        loader = SAFE_LOADER(text)
+        _check_depth(text, name, loader_class)
+        loader = loader_class(text)
         try:
             node = loader.get_single_node()
             if node is not None:
@@ -150,29 +171,32 @@ def parse_yaml(text: str, name: str) -> Source:
             data = loader.construct_document(node) if node is not None else None
         finally:
             loader.dispose()
-    except yaml.MarkedYAMLError as e:
-        mark = e.problem_mark or e.context_mark
-        line = mark.line + 1 if mark else 1
-        problem = _one_line(" ".join(filter(None, [e.context, e.problem])))
-        if name.lower().endswith(".json"):
-            raise ConfigError(f"{name} line {line}: JSON syntax error: {problem}; check brackets and commas") from e
-        raise ConfigError(f"{name} line {line}: YAML syntax error: {problem}; check indentation and quoting") from e
-    except yaml.reader.ReaderError as e:
-        line = text[: e.position].count("\n") + 1
-        code = e.character if isinstance(e.character, int) else ord(str(e.character)[:1] or "\0")
-        raise ConfigError(
-            f"{name} line {line}: character U+{code:04X} is not allowed in YAML; remove it, or write it as an "
-            'escape in a double-quoted string (e.g. "\\x00")'
-        ) from e
-    except yaml.YAMLError as e:
-        problem = _one_line(str(e))
-        raise ConfigError(f"{name}: YAML error: {problem}; remove control characters or fix the quoting") from e
     except (ValueError, OverflowError) as e:
         raise ConfigError(f"{name}: a value cannot be read ({_one_line(str(e))}); quote it if it is text") from e
     source = Source(name, data)
     if node is not None:
         _walk(node, (), source.lines, name)
     return source
+
+
+def _say(e: yaml.YAMLError, text: str, name: str) -> NoReturn:
+    """PyYAML's error as one line with its line and the fix."""
+    if isinstance(e, yaml.MarkedYAMLError):
+        mark = e.problem_mark or e.context_mark
+        line = mark.line + 1 if mark else 1
+        problem = _one_line(" ".join(filter(None, [e.context, e.problem])))
+        if name.lower().endswith(".json"):
+            raise ConfigError(f"{name} line {line}: JSON syntax error: {problem}; check brackets and commas") from e
+        raise ConfigError(f"{name} line {line}: YAML syntax error: {problem}; check indentation and quoting") from e
+    if isinstance(e, yaml.reader.ReaderError):
+        line = text[: e.position].count("\n") + 1
+        code = e.character if isinstance(e.character, int) else ord(str(e.character)[:1] or "\0")
+        raise ConfigError(
+            f"{name} line {line}: character U+{code:04X} is not allowed in YAML; remove it, or write it as an "
+            'escape in a double-quoted string (e.g. "\\x00")'
+        ) from e
+    problem = _one_line(str(e))
+    raise ConfigError(f"{name}: YAML error: {problem}; remove control characters or fix the quoting") from e
 
 
 def variables_in(text: str) -> list[str]:

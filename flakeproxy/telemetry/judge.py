@@ -5,8 +5,10 @@ from __future__ import annotations
 from flakeproxy.telemetry.detect import Detection, Found
 
 NO_SPANS = (
-    "no span from the agent arrived at proxy.otlp for this episode: point the agent's OTLP exporter at it "
-    "(OTEL_EXPORTER_OTLP_ENDPOINT=http://<proxy.otlp>, OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf or http/json)"
+    "no span from the agent arrived at proxy.otlp for this episode within 6 s of its answer: point the agent's "
+    "OTLP exporter at it (OTEL_EXPORTER_OTLP_ENDPOINT=http:// and proxy.otlp's address, OTEL_EXPORTER_OTLP_PROTOCOL="
+    "http/protobuf or http/json) and have it export sooner than that (its batch delay, OTEL_BSP_SCHEDULE_DELAY, "
+    "under 6000 ms)"
 )
 
 

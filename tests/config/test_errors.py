@@ -391,3 +391,50 @@ def test_a_json_file_cut_short_is_a_json_syntax_error(tmp_path: Path) -> None:
     said = str(e.value)
     assert re.fullmatch(rf"{re.escape(str(path))} line \d: JSON syntax error: .+; check brackets and commas", said)
     assert "YAML" not in said
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ('{"id": "s1", "input": "hi",}', "line 1: JSON syntax error: Illegal trailing comma before end of object"),
+        ('{"id": "s1",\n "input": "hi",\n "id": "s2"}', "line 3: id: duplicate key 'id'; keep one"),
+    ],
+    ids=["trailing-comma", "duplicate-key"],
+)
+def test_a_json_session_is_read_as_json(tmp_path: Path, text: str, says: str) -> None:
+    """Strictly (read as YAML, a trailing comma passed), with the line of what is wrong."""
+    from flakeproxy.replay.files import load_session_file
+
+    path = tmp_path / "session.json"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as e:
+        load_session_file(path)
+    assert str(e.value).startswith(f"{path} {says}")
+
+
+@pytest.mark.parametrize("suffix", [".json", ".yaml"])
+def test_a_long_streamed_session_is_no_alias_bomb(tmp_path: Path, suffix: str) -> None:
+    """A recording with 25,000 SSE events has ~125,000 values and no alias: it loads (it was refused as an alias
+    bomb: the bound counted the document's own values, not what aliases add)."""
+    import json
+
+    import yaml
+
+    from flakeproxy.replay.files import load_session_file
+
+    events = [{"data": f'{{"n": {i}}}', "at_ms": i / 10} for i in range(25_000)]
+    exchange = {"listener": "llm", "method": "POST", "url": "http://x/v1", "request_digest": "0" * 64, "events": events}
+    session = {"id": "s1", "input": "hi", "exchanges": [exchange]}
+    path = tmp_path / f"long{suffix}"
+    path.write_text(json.dumps(session) if suffix == ".json" else yaml.safe_dump(session))
+    [loaded] = load_session_file(path)
+    assert loaded.exchanges[0].events is not None and len(loaded.exchanges[0].events) == 25_000
+
+
+def test_a_yaml_syntax_error_names_what_pyyaml_names(tmp_path: Path) -> None:
+    """libyaml parses; a file it cannot parse is parsed again by PyYAML's own reader for the message (the tab)."""
+    path = tmp_path / "flakeproxy.yaml"
+    path.write_text("version: '2.0'\nagent:\n\ttype: http\n")
+    with pytest.raises(ConfigError) as e:
+        parse_config(path.read_text(), str(path))
+    assert str(e.value).startswith(f"{path} line 3: YAML syntax error:") and "'\\t'" in str(e.value), str(e.value)

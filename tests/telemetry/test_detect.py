@@ -67,7 +67,7 @@ OTHER_CALL = span(RETRY, ROOT, 1.3, 1.32, attributes={"url.full": "http://tools/
         ([call(fault=None, status=200)], spans(), "not_applicable", "no tool or LLM fault applied in this episode"),
         ([call(fault=fault(applied=False))], spans(), "not_applicable", "no tool or LLM fault applied"),
         ([call(fault=fault("context_attacks"))], spans(), "not_applicable", "no tool or LLM fault applied"),
-        ([call()], [], "error", "no span from the agent arrived at proxy.otlp for this episode: point"),
+        ([call()], [], "error", "no span from the agent arrived at proxy.otlp for this episode within 6 s of its"),
         ([call(parent=None)], spans(), "error", "cannot tell whether the agent's telemetry recorded tool_faults[0] "
          "error on call #5 to quotes: the faulted call carried no traceparent"),
         ([call()], spans(ERROR_ON_CALL), "pass", "the agent's telemetry recorded all 1 applied fault(s), the last "
