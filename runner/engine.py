@@ -190,7 +190,7 @@ class ContractRun:
             self._check_budget()
 
         # one at a time, the gate lets them in in this order: each knows the one that comes next (runner.run)
-        nexts: list[Episode | None] = [*episodes[1:], None] if limit == 1 else [None] * len(episodes)
+        nexts: list[Episode | None] = [*episodes[1:], None][: len(episodes)] if limit == 1 else [None] * len(episodes)
         tasks = [asyncio.ensure_future(one(e, n)) for e, n in zip(episodes, nexts, strict=True)]
         try:
             await asyncio.gather(*tasks)
