@@ -56,15 +56,6 @@ def _texts(body: dict[str, Any]) -> list[str | None] | None:
     return texts
 
 
-def _next(body: dict[str, Any]) -> dict[str, Any]:
-    """POST /episodes/{id}/end's optional {"next": {...}}: the episode to open as this one ends."""
-    following = body["next"]
-    if not isinstance(following, dict):
-        raise Problem(400, f'an object as POST /episodes takes, e.g. {{"label": "e2"}}, got '
-                      f"{json.dumps(following)[:80]}")  # fmt: skip
-    return following
-
-
 @dataclasses.dataclass(frozen=True)
 class Opening:
     """An episode to open, checked (POST /episodes, or an end's `next`)."""
@@ -314,9 +305,14 @@ class ControlApi:
         return await json_list_response(request, head, "journal", snapshots)
 
     def _following(self, body: dict[str, Any]) -> Opening:
-        """An end's `next`, checked as POST /episodes checks its body: 400 saying `next:` if bad."""
+        """An end's {"next": {...}}, the episode to open as this one ends, checked as POST /episodes checks its
+        body: 400 saying `next:` if bad."""
+        following = body["next"]
         try:
-            return self._opening(_next(body))
+            if not isinstance(following, dict):
+                raise Problem(400, f'an object as POST /episodes takes, e.g. {{"label": "e2"}}, got '
+                              f"{json.dumps(following)[:80]}")  # fmt: skip
+            return self._opening(following)
         except Problem as e:
             raise Problem(400, f"next: {e.message}", **e.extra) from e
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -162,22 +161,22 @@ class ControlClient:
         return (await self._opening(self.call(api.EPISODE_BEGIN, body), api.EpisodeView)).id
 
     async def _opening(self, call: Awaitable[Any], reply: type[View]) -> View:
-        """A call that opens an episode, shielded: a run stopped while the proxy opens it still learns its id, to
-        end it (release). The reply, as `reply`."""
-        opening = asyncio.ensure_future(call)
+        """A call that opens an episode, as `reply`, shielded: a run stopped while the proxy opens it still learns
+        its id, to end it (release)."""
+        opening = asyncio.ensure_future(self._opened(call, reply))
         self.opening.add(opening)
-        opening.add_done_callback(functools.partial(self._opened, reply))
-        return reply.model_validate(await asyncio.shield(opening))
+        opening.add_done_callback(self.opening.discard)
+        return await asyncio.shield(opening)
 
-    def _opened(self, reply: type[api.EpisodeView], opening: asyncio.Future[Any]) -> None:
-        self.opening.discard(opening)
-        if not opening.cancelled() and opening.exception() is None:
-            view: api.EpisodeView | None = reply.model_validate(opening.result())
-            if isinstance(view, api.EpisodeEnded):  # an end that opened the next episode (or could not)
-                self.open.discard(view.id)
-                view = view.next
-            if view is not None:
-                self.open.add(view.id)
+    async def _opened(self, call: Awaitable[Any], reply: type[View]) -> View:
+        view = reply.model_validate(await call)
+        opened: api.EpisodeView | None = view
+        if isinstance(view, api.EpisodeEnded):  # an end that opened the next episode (or could not)
+            self.open.discard(view.id)
+            opened = view.next
+        if opened is not None:
+            self.open.add(opened.id)
+        return view
 
     async def turn(self, episode: str, turn: int) -> None:
         """Tell an open episode which turn of its conversation runs now (its requests carry it; `turns:` faults

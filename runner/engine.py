@@ -190,8 +190,8 @@ class ContractRun:
             self._check_budget()
 
         # one at a time, the gate lets them in in this order: each knows the one that comes next (runner.run)
-        nexts: list[Episode | None] = [*episodes[1:], None][: len(episodes)] if limit == 1 else [None] * len(episodes)
-        tasks = [asyncio.ensure_future(one(e, n)) for e, n in zip(episodes, nexts, strict=True)]
+        nexts: list[Episode | None] = [*episodes[1:], None] if limit == 1 else [None] * len(episodes)
+        tasks = [asyncio.ensure_future(one(e, n)) for e, n in zip(episodes, nexts, strict=False)]  # a step of none
         try:
             await asyncio.gather(*tasks)
         finally:  # one episode's failure (or Ctrl-C) stops the others: no episode runs on after the run ended

@@ -72,14 +72,13 @@ async def agent_spans(
     trace: TraceContext,
     journal: list[dict[str, Any]],
     episode: str,
-    waits: SpanWaits | None = None,
+    waits: SpanWaits,
 ) -> list[AgentSpan]:
     """The agent's spans of the traces an episode's calls carried (or of the trace the runner sent it), once
     each trace's root arrived or the wait (`waits`: SPAN_WAIT_MS, none once the agent proved to send nothing)
     passed, scrubbed by the proxy of the secrets of the (ended) episode's requests; [] when proxy.otlp is not set."""
     if control is None or config.proxy.otlp is None:
         return []
-    waits = waits or SpanWaits()
     traces = sorted({c[0] for c in map(call_context, journal) if c is not None} or {trace.trace_id})
     wait_ms = waits.wait_ms()
     query = [("trace_id", t) for t in traces] + [("parent", trace.span_id), ("wait_ms", str(wait_ms))]

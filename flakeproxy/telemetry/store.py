@@ -29,8 +29,7 @@ class SpanStore:
         self._traces: OrderedDict[str, list[AgentSpan]] = OrderedDict()
         self._weights: dict[str, int] = {}
         self.bytes = 0
-        self.dropped = 0
-        self.received = 0  # spans dropped (trace full, or its trace pushed out by newer ones)
+        self.dropped = 0  # spans dropped (trace full, or its trace pushed out by newer ones)
         self.received = 0  # spans that reached the receiver since it started or was cleared, kept or not
         self._event = asyncio.Event()
 
