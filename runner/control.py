@@ -14,7 +14,7 @@ from pydantic import BaseModel
 from flakeproxy import control_api as api
 from flakeproxy.config.replays import ReplayPlan
 from flakeproxy.errors import InfrastructureError
-from flakeproxy.runner.http_errors import why
+from flakeproxy.runner.http_errors import tls_failure, why
 from flakeproxy.runner.retry import retrying
 
 #: One readiness probe's bound: a proxy that accepts but does not answer is not ready (tried again).
@@ -95,6 +95,8 @@ class ControlClient:
                     )
                 return data
         except aiohttp.ClientError as e:
+            if tls := tls_failure(e):
+                raise InfrastructureError(f"proxy control API at {self.url}: {tls}") from e
             raise InfrastructureError(
                 f"proxy control API at {self.url} unreachable ({why(e)}); is the proxy running?"
             ) from e
@@ -148,6 +150,8 @@ class ControlClient:
                 health: dict[str, Any] = await response.json(content_type=None)
                 return health
         except aiohttp.ClientError as e:
+            if tls := tls_failure(e):  # it answers: waiting will not change its certificate
+                raise InfrastructureError(f"the proxy's control API at {self.url}: {tls}") from e
             raise NotReady(f"last error: {why(e) or type(e).__name__}") from e
         except ValueError as e:
             raise NotReady(f"last error: {e or type(e).__name__}") from e

@@ -17,7 +17,7 @@ from flakeproxy.errors import InfrastructureError
 from flakeproxy.proxycore.redact import Redactor
 from flakeproxy.results import UnreadAnswer
 from flakeproxy.runner.agents.base import Invocation, Reply, clip
-from flakeproxy.runner.http_errors import why
+from flakeproxy.runner.http_errors import tls_failure, why
 from flakeproxy.runner.ports import EpisodePort
 from flakeproxy.runner.retry import retrying
 from flakeproxy.wire.call import CELL_HEADER
@@ -133,6 +133,8 @@ class HttpAdapter:
             if how is not None and how.slot is not None and self.config.slots
             else f"agent.{key}"
         )
+        if tls := tls_failure(e):  # it answered: its TLS is what failed
+            return InfrastructureError(f"{what}: {tls}")
         return InfrastructureError(
             f"{what} unreachable: {why(e)}; start the agent, or fix {where} if it listens elsewhere"
         )

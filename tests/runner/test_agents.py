@@ -128,6 +128,16 @@ def test_http_unreachable_agent_is_infrastructure() -> None:
         ask_http(f"http://127.0.0.1:{free_port()}", "json", "$.reply")
 
 
+def test_an_https_url_to_a_plain_http_agent_says_its_handshake_failed() -> None:
+    """Not "unreachable: Operation not permitted" (a TLS error's errno, 1, read as the system's)."""
+    with http_agent() as (url, _), pytest.raises(InfrastructureError) as raised:
+        ask_http(url.replace("http:", "https:"), "json", "$.reply")
+    assert str(raised.value) == (
+        f"agent {url.replace('http:', 'https:')}/json: the TLS handshake failed ([SSL: WRONG_VERSION_NUMBER] wrong "
+        "version number); if it serves plain HTTP, use an http:// URL"
+    )
+
+
 def run_command(command: list[str], timeout_ms: int = 5000) -> Reply:
     adapter = CommandAdapter(
         CommandAgent.model_validate({"type": "command", "command": command, "timeout_ms": timeout_ms})

@@ -151,6 +151,25 @@ def test_a_refused_token_is_not_waited_for(tmp_path: Path) -> None:
     assert took < 20, f"a refused token was retried for {took:.1f} s"
 
 
+def test_a_tls_failure_on_the_admin_url_is_not_waited_for(tmp_path: Path) -> None:
+    """An https:// admin_url to a control API that serves plain HTTP: what failed and the fix, at once (its errno,
+    1, was read "Operation not permitted", and retried for the whole bound)."""
+    admin = f"127.0.0.1:{free_port()}"
+    with running_app(_agent(), "agent") as agent:
+        config = _config(tmp_path, agent, admin, "t0ken", admin_url=f"https://{admin}")  # the default bound: 60 s
+        with _sidecar(config, "t0ken"):
+            start = time.monotonic()
+            out = cli(config)
+            took = time.monotonic() - start
+    assert out.returncode == 3, out.stderr
+    assert out.stderr.strip().splitlines() == [
+        _record(tmp_path),
+        f"error: the proxy's control API at https://{admin}: the TLS handshake failed ([SSL: WRONG_VERSION_NUMBER] "
+        "wrong version number); if it serves plain HTTP, use an http:// URL",
+    ]
+    assert took < 20, f"a TLS failure was retried for {took:.1f} s"
+
+
 @pytest.mark.parametrize(
     ("written", "env", "hint"),
     [

@@ -6,6 +6,7 @@ import asyncio
 import concurrent.futures
 import random
 import socket
+import ssl
 import threading
 from collections import deque
 from collections.abc import Coroutine, Iterator
@@ -92,8 +93,9 @@ async def _cancel_others() -> None:
 
 
 @contextmanager
-def running_app(routes: list[Any], name: str = "app") -> Iterator[str]:
-    """An aiohttp app with these routes on a free loopback port, in its own loop thread; yields its URL."""
+def running_app(routes: list[Any], name: str = "app", tls: ssl.SSLContext | None = None) -> Iterator[str]:
+    """An aiohttp app with these routes on a free loopback port, in its own loop thread; yields its URL (https with
+    a server context `tls`)."""
     from aiohttp import web
 
     port = free_port()
@@ -104,12 +106,12 @@ def running_app(routes: list[Any], name: str = "app") -> Iterator[str]:
         app.add_routes(routes)
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", port).start()
+        await web.TCPSite(runner, "127.0.0.1", port, ssl_context=tls).start()
         return runner
 
     runner = thread.run(start())
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield f"{'https' if tls else 'http'}://127.0.0.1:{port}"
     finally:
         thread.run(runner.cleanup())
         thread.close()
