@@ -100,6 +100,11 @@ class Episode(Model):
     answer: str | None = None
     latency_ms: float = 0.0
     error: str | None = Field(None, description="Why the agent gave no answer (an agent error, not a failure).")
+    lost: bool = Field(
+        False,
+        description="No reply came back at all (it timed out, the agent hung up or exited): what it called after the "
+        "episode ended was not seen, so no traffic check can pass it.",
+    )
     unread: UnreadAnswer | None = Field(
         None, description="The agent answered JSON that agent.response_path found nothing in (error says so too)."
     )

@@ -90,7 +90,11 @@ async def converse(agent: Agent, ports: Sequence[EpisodePort], episode: Episode,
         why = f"not sent: turn {sent} got no reply ({turns[-1][1].error}), so the conversation stopped there"
         turns += [(text, Reply(None, 0.0, why)) for text in episode.turns[sent:]]
     last = turns[-1][1]
-    return Exchange(Reply(last.text, sum(r.latency_ms for _, r in turns), last.error), turns, sent)
+    return Exchange(
+        Reply(last.text, sum(r.latency_ms for _, r in turns), last.error, lost=any(r.lost for _, r in turns)),
+        turns,
+        sent,
+    )
 
 
 async def end_session(agent: Agent, how: Invocation) -> None:

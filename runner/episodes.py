@@ -166,6 +166,7 @@ class EpisodeRunner:
                 "answer": texts[0],
                 "latency_ms": round(exchange.reply.latency_ms, 1),
                 "error": texts[1],
+                "lost": exchange.reply.lost,
                 "unread": exchange.reply.unread,
                 "transcript": exchange.transcript(texts),
                 "journal": mark_delivery(journal, self.llm_targets),

@@ -24,7 +24,8 @@ def asked_wait_ms(entry: dict[str, Any]) -> float | None:
 class RetryAfterRespected(Invariant):
     """After an answer from target with Retry-After, the agent waited at least that long before retrying it.
 
-    n/a when no Retry-After was served on target in the episode; an agent that did not retry waited enough.
+    n/a when no Retry-After was served on target in the episode, or the agent did not retry it there: no wait was
+    seen to judge (a pass would count an agent that gives up at the first 429 as one that waits).
     """
 
     type: Literal["retry_after_respected"]
@@ -55,5 +56,7 @@ class RetryAfterRespected(Invariant):
                     asked_ms=wanted_ms,
                 )
         if not waits:
-            return check(True, f"Retry-After served {len(asked)} time(s); the agent did not retry", "")
+            return nothing_to_judge(
+                f"Retry-After served {len(asked)} time(s); the agent did not retry: no wait to judge"
+            )
         return check(True, f"each of {len(waits)} retries waited as asked (waited {waits} ms)", "", waited_ms=waits)

@@ -141,6 +141,12 @@ def _verdict(invariant: Invariant, episode: Episode, ctx: Context) -> Verdict:
         )
     verdict = invariant.evaluate(observe(episode, ctx))
     verdict = negated(verdict) if invariant.negate else verdict
+    if invariant.reads_journal and episode.lost and verdict.outcome == "pass":
+        return Verdict(
+            "error",
+            f"agent error: {episode.error}; what it called after the episode ended was not seen, so its traffic "
+            f"cannot pass (seen: {verdict.reason})",
+        )
     return judge_repeated_secrets(invariant, verdict, episode.scrubbed)
 
 

@@ -214,7 +214,10 @@ class HttpAdapter:
                 data = json.loads(text)
             except ValueError:
                 return Reply(None, ms, f"agent answer is not JSON, so response_path cannot apply: {clip(text)}")
-            return Reply(as_text(follow(data, self.steps)), ms)
+            if (value := follow(data, self.steps)) is None:  # an answer with no text: not the text "null"
+                why = f"response_path {self.config.response_path} holds null in the agent's answer: {clip(text)}"
+                return Reply(None, ms, why)
+            return Reply(as_text(value), ms)
         except PathMissing as e:
             why = f"response_path {self.config.response_path} not found (at {e.args[0]!r}) in: {clip(text)}"
             return Reply(None, ms, why, unread=e.unread)
@@ -232,9 +235,11 @@ class HttpAdapter:
                 continue
             if self.steps is not None:
                 try:
-                    out.append(as_text(follow(data, self.steps)))
+                    value = follow(data, self.steps)
                 except PathMissing:
                     continue
+                if value is not None:  # a piece with nothing at the path (a last delta's null content)
+                    out.append(as_text(value))
             elif isinstance(data, dict) and data.get("choices"):
                 out.append((data["choices"][0].get("delta") or {}).get("content") or "")
             else:

@@ -137,6 +137,8 @@ def test_traffic_invariants() -> None:
     assert judge({"type": "retry_after_respected", "target": "quotes"}, **ok) == "fail"  # retried after 0.3 s
     patient = {"journal": [entry("quotes", 0.0, True, "1"), entry("quotes", 1.2)]}
     assert judge({"type": "retry_after_respected", "target": "quotes"}, **patient) == "pass"
+    gave_up = {"journal": [entry("quotes", 0.0, True, "1")]}  # no retry: no wait seen, so no pass
+    assert judge({"type": "retry_after_respected", "target": "quotes"}, **gave_up) == "not_applicable"
     assert judge({"type": "no_call_to", "targets": ["llm"]}, **ok) == "fail"
     assert judge({"type": "no_call_to", "hosts": ["*.evil.example"]}, **ok) == "pass"
 

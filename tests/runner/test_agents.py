@@ -37,12 +37,14 @@ def http_agent() -> Iterator[tuple[str, list[Any]]]:
             return web.json_response({"reply": body["input"]["text"], "error": None})
         if mode == "nested":
             return web.json_response({"data": {"answers": [{"text": "second"}, {"text": "deep"}]}})
+        if mode == "null":
+            return web.json_response({"reply": None, "error": "no quote"})
         if mode == "fail":
             return web.json_response({"error": "boom"}, status=503)
         if mode == "sse":
             response = web.StreamResponse(headers={"content-type": "text/event-stream"})
             await response.prepare(request)
-            for word in ("Hello", " there", "!"):
+            for word in ("Hello", " there", "!", None):  # a last piece with null at the path, as OpenAI's has
                 await response.write(f"data: {json.dumps({'delta': word})}\n\n".encode())
             await response.write(b"data: [DONE]\n\n")
             return response
@@ -97,6 +99,12 @@ def test_http_answers_are_found_and_assembled(mode: str, path: str, text: str) -
 
 def test_http_errors_are_agent_errors_with_a_reason() -> None:
     with http_agent() as (url, _):
+        null = ask_http(url, "null", "$.reply")  # not the text "null", which completes and output_not_empty PASSed
+        assert null.text is None
+        assert (
+            null.error
+            == 'response_path $.reply holds null in the agent\'s answer: {"reply": null, "error": "no quote"}'
+        )
         assert ask_http(url, "fail", "$.reply").error == 'agent answered HTTP 503: {"error": "boom"}'
         missing = ask_http(url, "json", "$.answer")
         assert missing.text is None and "response_path $.answer not found (at 'answer')" in (missing.error or "")

@@ -182,3 +182,29 @@ def test_a_fault_whose_after_calls_the_agent_never_reaches_says_so_not_check_tar
     )
     cell = next(c for c in result.cells if c.scenario == "tool-late" and c.when == "tool_faults_active")
     assert cell.outcome == "error" and "after_calls: 5" in cell.reason and "check the targets" not in cell.reason
+
+
+def test_a_traffic_check_cannot_pass_an_episode_whose_agent_timed_out(tmp_path: Path) -> None:
+    """The tool hangs past the agent's timeout: the runner ends the episode while the agent is still calling, so
+    `max_tool_calls` saw only the calls made until then. ERROR, not PASS (a trial's timed-out episode PASSed)."""
+    invariants = [
+        {"id": "few-quote-calls", "type": "max_tool_calls", "max": 2, "targets": ["market_data_api"]},
+        {"id": "answers", "type": "completes"},
+    ]
+    hang = {"tool": "market_data_api", "mode": "timeout", "delay_ms": 3000}
+    matrix = [{"name": "no-chaos"}, {"name": "tool-hangs", "tool_faults": [hang]}]
+    with world(tmp_path, invariants=invariants, matrix=matrix) as w:
+        w.data["agent"]["timeout_ms"] = 1000
+        w.config.write_text(yaml.safe_dump(w.data, sort_keys=False))
+        result = run(w.config)
+    cells = {(c.invariant, c.scenario): c for c in result.cells}
+    assert cells[("few-quote-calls", "no-chaos")].outcome == "pass"
+    hung = cells[("few-quote-calls", "tool-hangs")]
+    assert hung.outcome == "error", hung.reason
+    assert hung.reason == (
+        "agent error: agent timed out after 1000 ms; what it called after the episode ended was not seen, so its "
+        "traffic cannot pass (seen: at most 1 call per target (market_data_api; max 2))"
+    )
+    [episode] = [e for e in result.episodes if e.scenario == "tool-hangs"]
+    calm = [e for e in result.episodes if e.scenario == "no-chaos"]
+    assert episode.lost and not any(e.lost for e in calm)
