@@ -1,5 +1,6 @@
 """flakeproxy.judging.unreached: a fault that matched its target's calls, but fewer times an episode than its
-after_calls lets through, is named with the count the journals show; anything else is left to the other hints."""
+after_calls lets through, is named with the count the journals show, and so is one that matched often enough but
+whose probability or turns held it; anything else is left to the other hints."""
 
 from __future__ import annotations
 
@@ -55,6 +56,14 @@ def why(faults: dict[str, Any], *journals: list[dict[str, Any]]) -> str | None:
         ({"tool_faults": [{**ERROR, "match_url": "*/v1/quotes", "tool": None, "after_calls": 4}]}, [[QUOTE]] * 2,
          "the agent made at most 1 matching call(s) to market_data_api per episode, but tool_faults[0] error has "
          "after_calls: 4, which lets the first 3 of an episode through: lower after_calls to 1"),
+        (  # a trial's warning said "no request matched its faults; check targets" for these
+            {"tool_faults": [{**ERROR, "probability": 0.2}]},
+            [[CHAT, QUOTE], [QUOTE, QUOTE]],
+            "tool_faults[0] error matched 3 request(s), but its probability (0.2) fired on none: by chance, as "
+            "probability < 1 allows (more replicas, or a higher probability, make it fire)",
+        ),
+        ({"tool_faults": [{**ERROR, "turns": [2, 3]}]}, [[QUOTE]],
+         "tool_faults[0] error matched 1 request(s), none of them on its turns (2, 3)"),
     ],
 )  # fmt: skip
 def test_a_fault_short_of_its_after_calls_is_named_with_the_journals_count(

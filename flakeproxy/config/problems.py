@@ -106,6 +106,25 @@ def _keys(model: Any) -> list[str]:
     return []
 
 
+def _home_of(root: type[BaseModel], loc: tuple[Any, ...], bad: Any) -> str | None:
+    """Where a tag refused in one list of its owner (a scenario's context_attacks, say) is valid: another list of
+    that owner (its tool_faults), said with the key it goes by there; None when it is valid in none."""
+    if len(loc) < 2 or not isinstance(loc[-1], int):
+        return None
+    owner = type_at(root, loc[:-2])
+    for name in _keys(owner):
+        if name == loc[-2]:
+            continue
+        members = type_at(root, (*loc[:-2], name, 0))
+        for model in members if isinstance(members, list) else []:
+            if not (isinstance(model, type) and issubclass(model, BaseModel)):
+                continue
+            key = next((t for t in _TAGS if t in model.model_fields), None)
+            if key is not None and bad in _tag_values(model):
+                return f"it is one of {name}, as {{{key}: {bad}, ...}}"
+    return None
+
+
 def _tags(members: Any) -> list[str]:
     if isinstance(members, list):
         return [t for m in members if isinstance(m, type) for t in _tag_values(m)]
@@ -191,6 +210,8 @@ def _message(err: ErrorDetails, root: type[BaseModel], loc: tuple[Any, ...]) -> 
         if kind == "union_tag_not_found":
             return f"missing key {tag!r}; valid {tag}s: {', '.join(tags)}", (*loc, tag)
         bad = ctx.get("tag")
+        if (home := _home_of(root, loc, bad)) is not None:
+            return f"{tag} {bad!r} does not go in {loc[-2]}: {home}; valid here: {', '.join(tags)}", (*loc, tag)
         return f"unknown {tag} {bad!r}{_suggest(bad, tags)}; valid: {', '.join(tags)}", (*loc, tag)
     if kind == "literal_error":
         choices = [c.strip().strip("'") for c in str(ctx.get("expected", "")).replace(" or ", ", ").split(",")]

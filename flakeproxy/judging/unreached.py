@@ -37,15 +37,37 @@ class Short:
 
 
 @dataclass(frozen=True)
+class Held:
+    """A fault that matched its target's calls often enough and never fired: held by its probability or its turns."""
+
+    label: str
+    matched: int
+    probability: float
+    turns: tuple[int, ...] | None
+
+    def detail(self) -> str:
+        head = f"{self.label} matched {self.matched} request(s)"
+        if self.probability < 1:
+            return (
+                f"{head}, but its probability ({self.probability:g}) fired on none: by chance, as probability < 1 "
+                "allows (more replicas, or a higher probability, make it fire)"
+            )
+        turns = ", ".join(map(str, self.turns or ()))
+        return f"{head}, none of them on its turns ({turns})"
+
+
+@dataclass(frozen=True)
 class Unreached:
-    """The faults that fell short of their after_calls, and the others, which matched no request at all."""
+    """The faults that fell short of their after_calls, those held by their probability or turns, and the others,
+    which matched no request at all."""
 
     short: tuple[Short, ...]
     unmatched: tuple[str, ...] = ()
+    held: tuple[Held, ...] = ()
 
     def detail(self) -> str:
         rest = f"; {', '.join(self.unmatched)} matched no request: check targets" if self.unmatched else ""
-        return "; ".join(s.detail() for s in self.short) + rest
+        return "; ".join([*(s.detail() for s in self.short), *(h.detail() for h in self.held)]) + rest
 
 
 def _call(entry: Mapping[str, Any], targets: Mapping[str, TargetSpec]) -> Call:
@@ -62,16 +84,17 @@ def unreached(
     config: FlakeproxyConfig, scenario: Scenario, episodes: Sequence[Episode], sections: Collection[str] | None = None
 ) -> Unreached | None:
     """When no fault of the scenario (in `sections`; None: all) was decided, and some matched their target's calls
-    but fewer times an episode than their after_calls: those, and the ones that matched nothing. None otherwise
-    (a fault that matched often enough yet never fired: its turns or probability held it, not its count)."""
+    but fewer times an episode than their after_calls, or often enough but their probability (< 1) or their turns
+    held them: those, and the ones that matched nothing. None otherwise (no fault matched, or one that matched
+    often enough never fired for a reason the journals do not show)."""
     mine = [e for e in episodes if e.scenario == scenario.name and e.purpose == "matrix"]
     faults = [f for f in Injector.faults_of(scenario) if sections is None or f[0] in sections]
     keys = {(section, index) for section, index, _, _ in faults}
     if not mine or any((f.section, f.index) in keys for e in mine for f in e.faults(applied=None)):
         return None
     specs = target_specs(config.targets)
-    most, called = _counts(Injector(specs), scenario, mine, specs)
-    short, unmatched = [], []
+    most, called, total = _counts(Injector(specs), scenario, mine, specs)
+    short, unmatched, held = [], [], []
     for section, index, fault, llm_side in faults:
         label, n = f"{section}[{index}] {fault.kind}", most[section, index]
         if not n:
@@ -79,16 +102,21 @@ def unreached(
         elif n < fault.after_calls:
             on_side = sorted(t for t in called[section, index] if bool(specs[t].api) == llm_side)
             short.append(Short(label, fault.after_calls, n, tuple(on_side)))
+        elif fault.probability < 1 or fault.turns is not None:
+            turns = tuple(fault.turns) if fault.turns is not None else None
+            held.append(Held(label, total[section, index], fault.probability, turns))
         else:
-            return None  # it matched often enough: its turns or probability held it, not its count
-    return Unreached(tuple(short), tuple(unmatched)) if short else None
+            return None  # it matched often enough and nothing the journals show held it
+    return Unreached(tuple(short), tuple(unmatched), tuple(held)) if short or held else None
 
 
 def _counts(
     injector: Injector, scenario: Scenario, episodes: Sequence[Episode], specs: Mapping[str, TargetSpec]
-) -> tuple[Counter[tuple[str, int]], dict[tuple[str, int], set[str]]]:
-    """Per fault: the most requests of one episode it matched, and the targets those requests matched."""
+) -> tuple[Counter[tuple[str, int]], dict[tuple[str, int], set[str]], Counter[tuple[str, int]]]:
+    """Per fault: the most requests of one episode it matched, the targets those requests matched, and the requests
+    it matched in all."""
     most: Counter[tuple[str, int]] = Counter()
+    total: Counter[tuple[str, int]] = Counter()
     called: dict[tuple[str, int], set[str]] = {}
     for episode in episodes:
         seen: Counter[tuple[str, int]] = Counter()
@@ -99,7 +127,8 @@ def _counts(
                 called.setdefault((section, index), set()).update(t for t in call.targets if t in specs)
         for key, n in seen.items():
             most[key] = max(most[key], n)
-    return most, called
+        total.update(seen)
+    return most, called, total
 
 
 def undecided(

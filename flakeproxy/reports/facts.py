@@ -54,7 +54,15 @@ def headline(result: RunResult) -> tuple[str, str]:
     if result.replay is not None and replay_only(result):
         score = result.replay.score
         return (f"{score:.1f}%" if score is not None else "not scored"), "replay score"
-    return score_text(result), "resilience score"
+    return score_text(result), "resilience score" + left_out(result)
+
+
+def left_out(result: RunResult) -> str:
+    """What the resilience score leaves out, when it leaves out INCONCLUSIVE cells (a 100% beside a cell whose
+    episodes failed a third of the time, too few to decide, read as a clean run)."""
+    score = result.score
+    n = score.counts.get("inconclusive", 0) if score is not None and score.resilience is not None else 0
+    return f" of the decided cells ({n} INCONCLUSIVE left out)" if n else ""
 
 
 def cannot_fail(result: RunResult) -> str | None:

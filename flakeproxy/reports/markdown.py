@@ -35,7 +35,7 @@ def _headline(result: RunResult) -> list[str]:
     lines = [
         f"## {icon} flakeproxy: {escape(facts.title(result), 120)}: **{verdict}**",
         "",
-        f"{label.capitalize()} **{number}** · seed `{result.seed}` · "
+        f"{label[:1].upper() + label[1:]} **{number}** · seed `{result.seed}` · "
         f"{len(result.scenarios)} scenarios x {len(result.invariants)} invariants · "
         f"{result.agent_invocations} agent invocations",
     ]

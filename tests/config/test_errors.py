@@ -49,7 +49,19 @@ CASES = [
         "tool-mode-in-llm-faults",
         edit("- mode: truncated_response", "- mode: malformed"),
         37,
-        r"chaos_matrix\[2\]\.llm_faults\[0\]\.mode: unknown mode 'malformed'; valid: .*truncated_response",
+        r"chaos_matrix\[2\]\.llm_faults\[0\]\.mode: mode 'malformed' does not go in llm_faults: it is one of "
+        r"tool_faults, as \{mode: malformed, \.\.\.\}; valid here: .*truncated_response",
+    ),
+    (
+        "tool-fault-in-context-attacks",
+        edit(
+            "      - mode: truncated_response\n        max_tokens: 20",
+            "      - mode: truncated_response\n        max_tokens: 20\n"
+            "    context_attacks: [{type: malicious_response, tool: market_data_api}]",
+        ),
+        39,
+        r"chaos_matrix\[2\]\.context_attacks\[0\]\.type: type 'malicious_response' does not go in context_attacks: "
+        r"it is one of tool_faults, as \{mode: malicious_response, \.\.\.\}; valid here: indirect_injection, memory",
     ),
     (
         "missing-fault-mode",

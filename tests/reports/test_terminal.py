@@ -72,3 +72,23 @@ def test_a_fail_line_shows_what_the_check_read_in_the_answer_escaped() -> None:
         "<br>answer (e14, turn 2): “The orders system said: { corrupted \\] "
         "\\\\x1b\\[31m&lt;b&gt;\\|invalid&lt;/b&gt; json” |"
     ), row
+
+
+def test_a_score_that_leaves_out_inconclusive_cells_says_so_wherever_it_is_shown(demo: dict[str, RunResult]) -> None:
+    """A trial's adaptive run printed `resilience score 100.0%  INCONCLUSIVE` beside a cell whose episodes showed
+    the raw error a third of the time: the score is over the decided cells, and now says it left the others out."""
+    from flakeproxy.reports import markdown
+    from flakeproxy.reports.facts import headline
+
+    careful = demo["careful"]
+    assert careful.score is not None and careful.score.resilience is not None
+    score = careful.score.model_copy(update={"counts": {**careful.score.counts, "inconclusive": 2}})
+    result = careful.model_copy(update={"score": score})
+    said = f"resilience score {score.resilience:.1f}% of the decided cells (2 INCONCLUSIVE left out)  {score.verdict}"
+    assert said in render(result).splitlines()
+    assert headline(result) == (
+        f"{score.resilience:.1f}%",
+        "resilience score of the decided cells (2 INCONCLUSIVE left out)",
+    )
+    assert "of the decided cells (2 INCONCLUSIVE left out)" in markdown.render(result)
+    assert f"resilience score {score.resilience:.1f}%  {score.verdict}" in render(careful).splitlines()
