@@ -28,6 +28,10 @@ of our faults acted on is never counted; the calm scenario has none):
   under chaos) is the agent answering in another shape (completes FAILs); where it found nothing in any calm
   answer, all of them JSON, the answers it could not read anywhere are ERROR (`completes` too), never FAIL (a
   merged run of shards, which no calm check stops).
+- A tool target with neither `api` nor `mcp_tool` whose calm requests carry MCP's headers (an MCP server behind
+  a path target, as `flakeproxy init` writes any tool API): a warning, since its faults hit the handshake and the
+  listings as often as a tool call and max_tool_calls counts them all; mcp_tool targets fault and count
+  tools/call alone.
 """
 
 from __future__ import annotations
@@ -218,4 +222,27 @@ def check_calm(config: FlakeproxyConfig, scenario: str, episodes: Iterable[Episo
     silent = agent_answered_none(config, scenario, episodes)
     if silent is not None:
         raise InfrastructureError(silent)
-    return [t.line() for t in trouble]
+    return [t.line() for t in trouble] + mcp_behind_paths(config, episodes)
+
+
+#: headers an MCP client sends on every request after `initialize` (streamable HTTP)
+MCP_HEADERS = frozenset({"mcp-protocol-version", "mcp-session-id"})
+
+
+def mcp_behind_paths(config: FlakeproxyConfig, episodes: Iterable[Episode]) -> list[str]:
+    """A warning per tool target (no api, no mcp_tool) whose requests carried MCP's headers."""
+    plain = {name for name, t in config.targets.items() if not t.api and not t.mcp_tool}
+    found: dict[str, str] = {}
+    for entry in (entry for episode in episodes for entry in episode.journal):
+        if MCP_HEADERS.isdisjoint(str(k).lower() for k in entry.get("request_headers") or {}):
+            continue
+        for name in entry.get("targets") or ():
+            if name in plain:
+                found.setdefault(name, str(entry.get("listener") or config.targets[name].listener))
+    return [
+        f"warning: target {name} is an MCP server (its requests carry MCP's headers), where initialize, the listings "
+        f"and each tools/call are all requests: its faults hit the handshake as often as a tool call, and "
+        f"max_tool_calls counts them all; to fault and count tool calls alone, name each tool as a target, "
+        f"{{listener: {listener}, mcp_tool: TOOL_NAME}}"
+        for name, listener in sorted(found.items())
+    ]

@@ -163,7 +163,8 @@ def markdown(comparison: Comparison, sources: tuple[str, str]) -> str:
 def terminal(comparison: Comparison) -> str:
     """A line per cell that regressed or dropped without staying within the margin, by concern (the most severe
     and largest drops first, with what would decide an inconclusive one); one line counting the other open cells
-    (no drop seen, too few replicas to rule one out); then the verdict line (when the candidate itself does not
+    (no drop seen, too few replicas to rule one out); one naming the cells it could not compare (new in the candidate,
+    or not judged in the baseline); then the verdict line (when the candidate itself does not
     PASS: the comparison's reason on a line of its own, and the verdict line led by the candidate's own verdict)."""
     worth = [c for c in comparison.cells if c.status == "regressed" or (c.status == "inconclusive" and c.change < 0)]
     lines = []
@@ -180,6 +181,13 @@ def terminal(comparison: Comparison) -> str:
         lines.append(
             f"  inconclusive {len(still)} cell(s) with no drop seen, but too few replicas to rule out one of more than "
             f"{comparison.margin:g} (change intervals down to {widest:+.0%}); --markdown or --json lists every cell"
+        )
+    unseen = [*comparison.only_in_candidate, *comparison.not_judged_in_base]  # a new FAIL among them: said here too
+    if unseen:
+        more = f" (and {len(unseen) - NAMED} more)" if len(unseen) > NAMED else ""
+        lines.append(
+            f"  not compared {len(unseen)} cell(s) new in the candidate or not judged in the baseline (its own "
+            f"verdicts stand): {', '.join(visible(n) for n in unseen[:NAMED])}{more}"
         )
     if comparison.candidate_verdict not in (None, "PASS"):  # it leads: the comparison cannot show it
         lines.append(f"  vs the baseline: {visible(comparison.reason)}")

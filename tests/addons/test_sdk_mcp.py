@@ -90,3 +90,39 @@ def test_indirect_injection_reaches_the_tool_text(world: tuple[McpServer, Proxy]
     searched, timed = call_both(proxy)
     assert "189.50" in _text(searched) and "CANARY-MCP" in _text(searched)
     assert "CANARY" not in _text(timed)
+
+
+def test_a_path_target_on_an_mcp_server_is_named_with_the_fix(world: tuple[McpServer, Proxy]) -> None:
+    """The real client's requests carry MCP's headers; a run warns about a plain target that sees them (a trial's
+    max_tool_calls counted initialize and the listings as tool calls: 3 for one get_quote), not an mcp_tool one."""
+    import yaml
+
+    from flakeproxy.config.loader import parse_config
+    from flakeproxy.judging.calm_checks import mcp_behind_paths
+    from flakeproxy.results import Episode
+
+    _server, proxy = world
+    proxy.control.scenario(None)
+    cell = proxy.control.begin()
+    call_both(proxy)
+    journal = proxy.control.end(cell)
+    data = {
+        "version": "2.0",
+        "agent": {"type": "http", "endpoint": "http://127.0.0.1:9/chat"},
+        "proxy": {"listeners": [{"name": "mcp", "listen": "127.0.0.1:0", "upstream": "http://127.0.0.1:9"}]},
+        "targets": TARGETS,
+        "golden_prompts": ["p"],
+        "contract": {"name": "c", "invariants": [{"id": "a", "type": "completes"}]},
+        "chaos_matrix": [{"name": "calm"}],
+    }
+    config = parse_config(yaml.safe_dump(data))
+    episode = Episode(id="e1", scenario="calm", prompt="p", prompt_index=0, label="l", journal=journal)
+    assert len(journal) >= 3  # the handshake, the listing, the calls
+    assert mcp_behind_paths(config, [episode]) == [
+        "warning: target mcp is an MCP server (its requests carry MCP's headers), where initialize, the listings and "
+        "each tools/call are all requests: its faults hit the handshake as often as a tool call, and max_tool_calls "
+        "counts them all; to fault and count tool calls alone, name each tool as a target, {listener: mcp, "
+        "mcp_tool: TOOL_NAME}"
+    ]
+    no_mcp = [{**e, "request_headers": {"content-type": "application/json"}} for e in journal]
+    assert mcp_behind_paths(config, [episode.model_copy(update={"journal": no_mcp})]) == []

@@ -206,6 +206,21 @@ def test_a_cell_that_errored_in_the_candidate_is_not_judged_there_not_missing(tm
     assert "Only in the baseline (missing from the candidate): `fast x x`" in text
 
 
+def test_a_cell_new_or_not_judged_in_the_baseline_is_named_on_the_terminal(tmp_path: Path) -> None:
+    """A trial: a cell n/a in the baseline that FAILs in the candidate was only in --markdown and --json."""
+    base = results({("answers", "calm"): ["pass"] * 30, ("few-calls", "cut"): ["not_applicable"] * 30})
+    cand = results(
+        {("answers", "calm"): ["pass"] * 30, ("few-calls", "cut"): ["fail"] * 30, ("new", "calm"): ["pass"] * 30}
+    )
+    (tmp_path / "base.json").write_text(base.model_dump_json())
+    (tmp_path / "cand.json").write_text(cand.model_dump_json())
+    done = compare(tmp_path / "base.json", tmp_path / "cand.json", "--margin", "0.5")
+    assert (
+        "  not compared 2 cell(s) new in the candidate or not judged in the baseline (its own verdicts stand): "
+        "new x calm, few-calls x cut"
+    ) in done.stdout.splitlines(), done.stdout
+
+
 def test_a_critical_drop_three_replicas_cannot_show_comes_first_saying_what_would(tmp_path: Path) -> None:
     """A new user's trial: 58 cells at 3 replicas, a critical cell 3/3 -> 0/3 among 57 unchanged (alphabetically
     in the middle). INCONCLUSIVE, honestly, but the drop leads the output with the replicas that would decide it;
