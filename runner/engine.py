@@ -193,7 +193,8 @@ class ContractRun:
             if done.unsettled:
                 self.warn(
                     f"warning: episode {done.id} ({done.label}): {done.unsettled} exchange(s) still open 2 s after "
-                    "the agent answered; a fault on them that had not reached the agent yet counts as not applied"
+                    f"{'the episode ended' if done.lost else 'the agent answered'}; a fault on them that had not "
+                    "reached the agent yet counts as not applied"
                 )
             if self.local:
                 self.local.check_alive()

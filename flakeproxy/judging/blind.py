@@ -1,7 +1,8 @@
-"""A scenario whose faults cut the agent's answers short, judged only by checks that cannot tell a cut answer from a
-whole one: every cell PASSes and nothing says why that proves little. A new user's starter contract (it answers,
-it says something, no raw errors, no PII) passed `"Sorry, I "` under stream_cut and `"According to TrialQuotes,
-AAPL is"` under truncated_response in silence; the run now says so, in one line naming the fix."""
+"""A scenario whose faults cut the LLM answers the agent received short, judged only by checks that cannot tell a
+cut answer from a whole one: every cell PASSes and nothing says why that proves little. A new user's starter
+contract (it answers, it says something, no raw errors, no PII) passed `"Sorry, I "` under stream_cut and
+`"According to TrialQuotes, AAPL is"` under truncated_response in silence; the run now says so, in one line naming
+the fix."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ def blind_to_cuts(config: FlakeproxyConfig, cov: ScenarioCoverage, cells: Sequen
             return None  # one could tell (or one this cannot see)
     faults = ", ".join(f"{f.section}[{f.index}] {f.kind} (applied {f.applied})" for f in cut)
     return (
-        f"warning: scenario {cov.scenario}: {faults} cut the agent's answers short and every check passed, but "
+        f"warning: scenario {cov.scenario}: {faults} cut the LLM answers the agent received short and every check "
+        "passed, but "
         f"none of them ({', '.join(c.invariant for c in judged)}) reads whether an answer is whole: add a regex, "
         "contains or similarity check that every whole answer keeps (e.g. when: llm_faults_active)"
     )
