@@ -16,10 +16,23 @@ RUN_COMMANDS = (("contract", "run"), ("ci",))
 class HeldSignals:
     def __init__(self) -> None:
         self.pending: list[str] = []
+        self.mark = 0  # where hold_again() started holding again
         self._before = {sig: signal.signal(sig, self._hold) for sig in (signal.SIGTERM, signal.SIGINT)}
 
     def _hold(self, signum: int, frame: FrameType | None) -> None:
         self.pending.append(signal.Signals(signum).name)
+
+    def hold_again(self) -> None:
+        """Hold them again, once an event loop that handled them while the run ran has given the defaults back:
+        the run's files are written after it (a signal then would kill the process, or raise in the middle of
+        writing them). `late()` is what comes from now on."""
+        self.mark = len(self.pending)
+        for sig in self._before:
+            signal.signal(sig, self._hold)
+
+    def late(self) -> list[str]:
+        """The signals held since hold_again()."""
+        return self.pending[self.mark :]
 
     def release(self) -> None:
         """The handlers as they were (a signal still pending is run_until_signal's to act on)."""

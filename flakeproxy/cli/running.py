@@ -110,6 +110,8 @@ def run_until_signal(
         finally:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.remove_signal_handler(sig)
+            if held is not None:
+                held.hold_again()  # until the run's files are written and said
 
     try:
         return asyncio.run(main())
@@ -132,29 +134,53 @@ def run_and_report(
     """A run command's common part: progress lines on stderr (unless quiet), SIGTERM and Ctrl-C handled,
     the chosen reports written beside results.json; a run that stopped early still writes them from what was
     done, shows it (`show`) and names the files. `record`: this run's empty record, written (incomplete, with the
-    signal's name) when a signal stopped it before it wrote one; `held`: the signals held while it started."""
+    signal's name) when a signal stopped it before it wrote one; `held`: the signals held while it started, held
+    again once the run has ended (released by its owner once the command is done; without it, here).
+
+    A signal while the reports of a finished run are written waits for them: then the run's files are named and it
+    exits 143 or 130 saying they are complete (a trial's Ctrl-C then left the previous run's report.html beside
+    this run's results.json). One after that, while the caller prints, changes nothing: the files are complete."""
+    own = held is None
+    held = held if held is not None else HeldSignals()
 
     def progress(line: str) -> None:
         if not quiet:
             echo(visible(line), err=True)  # names from the config, shown, never run by the terminal
 
     since = time.time() - 1  # results.json written from here on is this run's (mtime granularity)
-    try:
 
-        def interrupted(name: str) -> None:
-            show_stopped(out, formats, since, show, _stopped_record(record, name))
+    def interrupted(name: str) -> None:
+        show_stopped(out, formats, since, show, _stopped_record(record, name))
 
-        result = run_until_signal(lambda: run(progress), out, interrupted, held)
-    except (InfrastructureError, BudgetCrossed):  # the run stopped (it wrote its results so far): reports, exit 3/5
-        show_stopped(out, formats, since, show)
-        raise
-    result = escaped(result)  # whatever the agent answered, the terminal and the reports can show it
     try:
-        write_reports(out, formats, result)
-    except Exception as e:
-        raise crashed(e, out) from e
+        try:
+            result = run_until_signal(lambda: run(progress), out, interrupted, held)
+        except (InfrastructureError, BudgetCrossed):  # it stopped (it wrote its results so far): reports, exit 3/5
+            show_stopped(out, formats, since, show)
+            raise
+        result = escaped(result)  # whatever the agent answered, the terminal and the reports can show it
+        try:
+            write_reports(out, formats, result)
+        except Exception as e:
+            raise crashed(e, out) from e
+        if late := held.late():
+            _stopped_as_it_ended(late[0], out, formats, result, show)
+    finally:
+        if own:
+            held.release()
     end_unless_user_code()
     return result
+
+
+def _stopped_as_it_ended(
+    name: str, out: Path, formats: list[str], result: RunResult, show: Callable[[RunResult], None] | None
+) -> None:
+    """A signal came while a finished run's reports were written: they are, so say so, name them, exit 143/130."""
+    if show is not None:
+        show(result)
+    echo(written_line(written_files(out, formats)), err=True)
+    echo(f"error: interrupted by {name} as the run ended; its results and reports in {out} are complete", err=True)
+    raise SystemExit(143 if name == "SIGTERM" else 130)
 
 
 def end_unless_user_code() -> None:
