@@ -50,7 +50,7 @@ def write_reports_after_interrupt(out: Path, formats: list[str], since: float = 
 
 
 #: Said after the files of a run that stopped before any episode: they replaced the previous run's, on purpose.
-NOTHING_RAN = "this run's record: it stopped before any episode ran"
+NOTHING_RAN = "this run's record: it stopped before any episode ended"
 
 
 def show_stopped(

@@ -41,7 +41,7 @@ def test_unreachable_agent_exits_3_with_one_line(tmp_path: Path) -> None:
         str(tmp_path / "out" / name) for name in ("results.json", "junit.xml", "report.html", "summary.md")
     )
     assert out.stderr.strip().splitlines()[-2:] == [
-        f"wrote {files} (this run's record: it stopped before any episode ran)",
+        f"wrote {files} (this run's record: it stopped before any episode ended)",
         f"error: agent {dead}/chat unreachable: Connection refused; start the agent, or fix agent.endpoint if it "
         "listens elsewhere",
     ]
@@ -202,7 +202,7 @@ def test_ctrl_c_while_the_run_starts_writes_its_record_in_place_of_the_previous_
         record = json.loads((out / "results.json").read_text())
         assert record["started_at"] != stale["started_at"] and record["complete"] is False, record
         assert record["interrupted_by"] == sig.name and record["episodes"] == [], record
-        assert "(this run's record: it stopped before any episode ran)" in err, err
+        assert "(this run's record: it stopped before any episode ended)" in err, err
         assert kill_proxy_children(w.config) == 0, "the proxy child outlived the run"
 
 
@@ -236,7 +236,7 @@ def test_ctrl_c_during_the_programs_own_imports_is_held_too(
         done = subprocess.run([sys.executable, *how, *argv], capture_output=True, text=True, timeout=60)
         assert done.returncode == 130, done.stderr[-2000:]
         assert "Traceback" not in done.stderr, done.stderr[-2000:]
-        assert "(this run's record: it stopped before any episode ran)" in done.stderr
+        assert "(this run's record: it stopped before any episode ended)" in done.stderr
         record = json.loads((out / "results.json").read_text())
         assert record["interrupted_by"] == "SIGINT" and record["episodes"] == [], record
         assert kill_proxy_children(w.config) == 0, "the proxy child outlived the run"

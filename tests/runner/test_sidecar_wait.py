@@ -58,7 +58,7 @@ def _config(tmp: Path, agent: str, admin: str, token: str, **proxy: Any) -> Path
 def _record(tmp: Path) -> str:
     """The line naming the files of a run that stopped before any episode: its record, an incomplete results.json."""
     files = ", ".join(str(tmp / "out" / n) for n in ("results.json", "junit.xml", "report.html", "summary.md"))
-    return f"wrote {files} (this run's record: it stopped before any episode ran)"
+    return f"wrote {files} (this run's record: it stopped before any episode ended)"
 
 
 @contextmanager
