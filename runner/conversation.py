@@ -69,7 +69,10 @@ def _ms(reply: Reply) -> float:
 async def converse(agent: Agent, ports: Sequence[EpisodePort], episode: Episode, how: Invocation) -> Exchange:
     """The episode's prompt, or each turn of its conversation in order (the agent's session closed after)."""
     if episode.turns is None:
-        return Exchange(await agent.invoke(episode.prompt, how))
+        try:
+            return Exchange(await agent.invoke(episode.prompt, how))
+        finally:
+            await end_session(agent, how)  # a one_process agent's process, for one turn too
     history: list[Message] = []
     turns: list[tuple[str, Reply]] = []
     try:

@@ -66,8 +66,10 @@ class CommandAdapter:
         return None
 
     async def close(self) -> None:
+        """The run is over: a session still open is one an interrupted episode left (each episode ends its own),
+        so its process group is killed at once."""
         for key in list(self.sessions):
-            await self._end(key)
+            await self._end(key, kill=True)
 
     async def _spawn(self, args: list[str], how: Invocation) -> asyncio.subprocess.Process:
         """Start one process of the agent; with a slot, {slot} and {url:NAME} filled in and its URLs in the
@@ -149,8 +151,8 @@ class CommandAdapter:
             return Reply(None, (time.monotonic() - start) * 1000, self.stopped[key], lost=True)
         except (BrokenPipeError, ConnectionResetError):
             line = b""
-        except BaseException:
-            await self._end(key)
+        except BaseException as e:  # cancelled (Ctrl-C, SIGTERM, the run stopping): no 2 s of grace
+            await self._end(key, kill=isinstance(e, asyncio.CancelledError))
             raise
         if not line:  # it exited (or closed its stdout) instead of answering
             code = await self._end(key)

@@ -184,6 +184,68 @@ def test_one_process_timeout_is_per_turn_and_an_early_exit_is_that_turns_error(t
     ]
 
 
+def _gone(pid: int) -> bool:
+    """The process has ended (gone, or a zombie no one has reaped yet)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True
+    return "\nState:\tZ" in status
+
+
+def test_a_one_turn_prompt_ends_its_one_process_agent_with_the_episode(tmp_path: Path) -> None:
+    """A trial: each one-turn prompt's process lived until the run ended (6 at once at concurrency 1)."""
+    config = CommandAgent(type="command", command=_script(tmp_path, ONE_PROCESS), conversation="one_process")
+    adapter = CommandAdapter(config)
+
+    async def one_turn() -> tuple[str | None, dict[str, Any]]:
+        exchange = await converse(adapter, [], _episode(None), Invocation(cell="e1", session="fp-s1"))
+        return exchange.reply.text, dict(adapter.sessions)
+
+    text, left = asyncio.run(one_turn())
+    assert text is not None and text.endswith("fp-s1 turn 1: p")
+    assert left == {}  # ended with its episode, not at the run's end
+    assert _gone(int(text.split()[0]))
+
+
+GRANDCHILD = """
+    import subprocess, sys, pathlib
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    pathlib.Path(sys.argv[0]).with_name("pids").write_text(f"{__import__('os').getpid()} {child.pid}")
+    sys.stdin.readline()
+    __import__("time").sleep(60)  # never answers
+"""
+
+
+def test_a_cancelled_turn_kills_its_agents_process_group_at_once(tmp_path: Path) -> None:
+    """A trial's Ctrl-C mid-turn left the agent and its child running with parent 1."""
+    config = CommandAgent(type="command", command=_script(tmp_path, GRANDCHILD), conversation="one_process")
+    adapter = CommandAdapter(config)
+    pids = tmp_path / "pids"
+
+    async def cancelled() -> float:
+        turn = asyncio.create_task(converse(adapter, [], _episode(TURNS), Invocation(cell="e1", session="fp-s2")))
+        for _ in range(200):
+            if pids.exists() and pids.read_text():
+                break
+            await asyncio.sleep(0.05)
+        started = asyncio.get_running_loop().time()
+        turn.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await turn
+        return asyncio.get_running_loop().time() - started
+
+    took = asyncio.run(cancelled())
+    agent, child = map(int, pids.read_text().split())
+    assert took < 1.5, f"the cancelled turn took {took:.1f} s to end"  # no 2 s of grace
+    for _ in range(20):  # SIGKILL is delivered at once; the kernel may take a moment to show it
+        if _gone(agent) and _gone(child):
+            break
+        asyncio.run(asyncio.sleep(0.05))
+    assert _gone(agent) and _gone(child)
+    assert adapter.sessions == {}
+
+
 def test_one_process_refuses_a_prompt_argument() -> None:
     with pytest.raises(ValueError, match="one_process writes each turn on the agent's stdin"):
         CommandAgent(type="command", command=["agent", "{prompt}"], conversation="one_process")
