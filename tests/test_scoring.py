@@ -119,6 +119,11 @@ def test_a_chaos_scenario_that_injected_nothing_fails_the_run() -> None:
     ]
     worked = idle.model_copy(update={"decided": 2, "applied": 2})
     assert score_cells([cell("low", "pass")], coverage=[worked]).verdict == "PASS"
+    unknown = idle.model_copy(update={"unattributed": 3})  # a trial: not "injected nothing" beside "unknown"
+    assert score_cells([cell("low", "pass")], coverage=[unknown]).reasons == [
+        "scenario tool-down: whether its faults reached the agent is unknown (3 request(s) of its episodes could not "
+        "be attributed), so it tested nothing it can show"
+    ]
 
 
 def test_a_leak_the_runner_saw_fails_the_run_whatever_the_severity() -> None:

@@ -67,7 +67,12 @@ def score_cells(
     if (leak := leak_reason(cells)) is not None:
         reasons.append(leak)
     for cov in coverage:
-        if cov.injected_nothing:
+        if cov.injected_nothing and cov.unattributed:  # its faults may have acted on requests tied to no episode
+            reasons.append(
+                f"scenario {cov.scenario}: whether its faults reached the agent is unknown ({cov.unattributed} "
+                "request(s) of its episodes could not be attributed), so it tested nothing it can show"
+            )
+        elif cov.injected_nothing:
             reasons.append(f"scenario {cov.scenario} injected nothing: no fault changed what the agent received")
     if min_resilience is not None and resilience is not None and resilience < min_resilience:
         reasons.append(f"resilience {resilience} is below scoring.min_resilience {min_resilience}")
