@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import signal
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -14,7 +16,7 @@ from flakeproxy.cli.held import HeldSignals
 from flakeproxy.cli.written import written_files, written_line
 from flakeproxy.console import echo
 from flakeproxy.crash import crashed
-from flakeproxy.errors import BudgetCrossed, FlakeproxyError, InfrastructureError
+from flakeproxy.errors import BudgetCrossed, ConfigError, FlakeproxyError, InfrastructureError
 from flakeproxy.results import RunResult
 from flakeproxy.safe_text import escaped, visible
 
@@ -140,6 +142,19 @@ def run_and_report(
     A signal while the reports of a finished run are written waits for them: then the run's files are named and it
     exits 143 or 130 saying they are complete (a trial's Ctrl-C then left the previous run's report.html beside
     this run's results.json). One after that, while the caller prints, changes nothing: the files are complete."""
+    with output_held(out):
+        return _run_and_report(run, out, formats, quiet, show, record, held)
+
+
+def _run_and_report(
+    run: Callable[[Callable[[str], None]], Awaitable[RunResult]],
+    out: Path,
+    formats: list[str],
+    quiet: bool,
+    show: Callable[[RunResult], None] | None,
+    record: Callable[[], RunResult] | None,
+    held: HeldSignals | None,
+) -> RunResult:
     own = held is None
     held = held if held is not None else HeldSignals()
 
@@ -170,6 +185,42 @@ def run_and_report(
             held.release()
     end_unless_user_code()
     return result
+
+
+#: In a run's output folder while the run holds it (an flock on the file, released when the process ends).
+LOCK_FILE = ".flakeproxy-run.lock"
+
+
+@contextlib.contextmanager
+def output_held(out: Path) -> Iterator[None]:
+    """The output folder for this run alone: a second run into the same folder while this one runs is refused
+    before it writes anything (a trial's second run wrote its "nothing ran" record over the first's results). An
+    flock, so a run that died, even by SIGKILL, holds nothing; where there is no flock, nothing is held."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX
+        yield
+        return
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd = os.open(out / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:  # a folder this user cannot write: the run says so in its own words (check_writable)
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+            raise ConfigError(
+                f"another flakeproxy run (pid {holder}) is writing its results into {out}; wait for it to end, or "
+                "give this one a folder of its own with -o"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _stopped_as_it_ended(
