@@ -50,6 +50,12 @@ def validate_contract(config_path: str) -> None:
             if plan.invocations != plan.episodes
             else ""
         )
+        + (
+            f" ({plan.stateful_checks} of them outside the matrix: the agent has no reset, so its first prompt runs "
+            "calm to tell whether it keeps state between episodes)"
+            if plan.stateful_checks
+            else ""
+        )
     )
 
 

@@ -187,15 +187,12 @@ def _run_and_report(
     return result
 
 
-#: In a run's output folder while the run holds it (an flock on the file, released when the process ends).
-LOCK_FILE = ".flakeproxy-run.lock"
-
-
 @contextlib.contextmanager
 def output_held(out: Path) -> Iterator[None]:
     """The output folder for this run alone: a second run into the same folder while this one runs is refused
     before it writes anything (a trial's second run wrote its "nothing ran" record over the first's results). An
-    flock, so a run that died, even by SIGKILL, holds nothing; where there is no flock, nothing is held."""
+    flock on the folder itself (nothing is added to it), so a run that died, even by SIGKILL, holds nothing; where
+    there is no flock, nothing is held."""
     try:
         import fcntl
     except ImportError:  # not POSIX
@@ -203,7 +200,7 @@ def output_held(out: Path) -> Iterator[None]:
         return
     try:
         out.mkdir(parents=True, exist_ok=True)
-        fd = os.open(out / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(out, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     except OSError:  # a folder this user cannot write: the run says so in its own words (check_writable)
         yield
         return
@@ -211,13 +208,11 @@ def output_held(out: Path) -> Iterator[None]:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
             raise ConfigError(
-                f"another flakeproxy run (pid {holder}) is writing its results into {out}; wait for it to end, or "
-                "give this one a folder of its own with -o"
+                f"another flakeproxy run is writing its results into {out}; wait for it to end, or give this one a "
+                "folder of its own with -o"
             ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        os.set_inheritable(fd, False)
         yield
     finally:
         os.close(fd)

@@ -19,6 +19,7 @@ class ContractPlan:
     not_applicable: int
     episodes: int  # episodes the run will make (one reset each)
     invocations: int  # agent invocations: a conversation's episode makes one per turn
+    stateful_checks: int = 0  # episodes outside the matrix that tell whether an agent with no reset keeps state
 
 
 def plan_contract(config: FlakeproxyConfig, source: str = "flakeproxy.yaml") -> ContractPlan:
@@ -54,6 +55,7 @@ def plan_contract(config: FlakeproxyConfig, source: str = "flakeproxy.yaml") -> 
         not_applicable,
         len(episodes),
         invocations,
+        sum(1 for e in episodes if e.purpose == "stateful_check"),
     )
 
 

@@ -35,20 +35,19 @@ def test_a_second_run_into_a_folder_in_use_is_refused_and_writes_nothing(tmp_pat
     out = tmp_path / "out"
     out.mkdir()
     (out / "results.json").write_text("the running run's")
-    fd = os.open(out / ".flakeproxy-run.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as the run in progress holds it
-        os.pwrite(fd, b"4242\n", 0)
         done = _run(_config(tmp_path), out)
     finally:
         os.close(fd)
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().splitlines() == [
-        f"error: another flakeproxy run (pid 4242) is writing its results into {out}; wait for it to end, or give "
-        "this one a folder of its own with -o"
+        f"error: another flakeproxy run is writing its results into {out}; wait for it to end, or give this one a "
+        "folder of its own with -o"
     ]
     assert (out / "results.json").read_text() == "the running run's"
-    assert sorted(p.name for p in out.iterdir()) == [".flakeproxy-run.lock", "results.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["results.json"]
 
 
 def test_a_run_that_ended_holds_nothing(tmp_path: Path) -> None:
@@ -57,3 +56,4 @@ def test_a_run_that_ended_holds_nothing(tmp_path: Path) -> None:
     second = _run(config, out)
     assert first.returncode == second.returncode == 3, first.stderr + second.stderr  # the agent is not there
     assert "unreachable" in second.stderr and "another flakeproxy run" not in second.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["junit.xml", "report.html", "results.json", "summary.md"]

@@ -46,7 +46,10 @@ def run_node(tmp_path: Path, forward_cell: bool, scenarios: list[str]) -> Run:
         assert validate.returncode == 0, validate.stderr
         # scenarios x prompts, and the calm stateful check (no reset_command)
         invocations = len(scenarios) * len(PROMPTS) + 1
-        assert validate.stdout.strip().endswith(f"; {invocations} agent invocations"), validate.stdout
+        assert validate.stdout.strip().endswith(
+            f"; {invocations} agent invocations (1 of them outside the matrix: the agent has no reset, so its first "
+            "prompt runs calm to tell whether it keeps state between episodes)"
+        ), validate.stdout
         out = flakeproxy("contract", "run", "-c", str(path), "-o", str(tmp_path / "out"))
     return read_results(out, tmp_path / "out", path)
 
