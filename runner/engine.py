@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from flakeproxy.config import FlakeproxyConfig
+from flakeproxy.config.agent import CommandAgent, HttpAgent
 from flakeproxy.config.settings import HttpMockService
 from flakeproxy.config.warnings import attribution_fix, config_warnings
 from flakeproxy.console import echo
@@ -122,7 +123,7 @@ class ContractRun:
 
     async def _starting(self, trust: Awaitable[None]) -> None:
         proxy = self.config.proxy
-        if self.agent.in_process:
+        if not isinstance(self.config.agent, HttpAgent | CommandAgent):
             await trust  # the user's code runs in this process from here on
         await self.agent.start()
         if proxy.admin_url is None:  # local runs start the http_mock services; a sidecar's run elsewhere

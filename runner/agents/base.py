@@ -84,9 +84,6 @@ def url_variable(listener: str) -> str:
 class Agent(Protocol):
     """An adapter: what the runner drives, whatever the agent is (made by the registry in agents/__init__.py)."""
 
-    #: its code runs in the runner's process (a python agent), where what the runner defers must be done first
-    in_process: bool
-
     @property
     def has_reset(self) -> bool: ...
 

@@ -47,8 +47,6 @@ class Session:
 
 
 class CommandAdapter:
-    in_process = False  # its code runs outside the runner's process
-
     def __init__(self, config: CommandAgent) -> None:
         self.config = config
         self.sessions: dict[str, Session] = {}  # one_process: episode session id -> its process

@@ -97,8 +97,6 @@ def as_text(value: Any) -> str:
 
 
 class HttpAdapter:
-    in_process = False  # its code runs outside the runner's process
-
     def __init__(self, config: HttpAgent) -> None:
         self.config = config
         self.steps = parse_response_path(config.response_path) if config.response_path else None

@@ -155,8 +155,6 @@ def _check_parameters(fn: Callable[..., Any], path: str) -> None:
 
 
 class PythonAdapter:
-    in_process = True  # its code runs in the runner's process
-
     def __init__(self, config: PythonAgent, near: Path | None = None) -> None:
         self.config = config
         self.near = near

@@ -29,8 +29,6 @@ class ToyAgent(AgentBase):
 
 # -- the adapter module ------------------------------------------------------------------------------------------
 class ToyAdapter:
-    in_process = False  # its code runs outside the runner's process (it has none: the answers are its own)
-
     def __init__(self, config: ToyAgent) -> None:
         self.config = config
         self.invocations: list[Invocation | None] = []
