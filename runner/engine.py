@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from flakeproxy.config import FlakeproxyConfig
-from flakeproxy.config.agent import CommandAgent, HttpAgent
 from flakeproxy.config.settings import HttpMockService
 from flakeproxy.config.warnings import attribution_fix, config_warnings
 from flakeproxy.console import echo
@@ -34,7 +33,6 @@ from flakeproxy.planning.plan import STATEFUL_WARNING, Plan, is_calm, plan_episo
 from flakeproxy.proxycore.redact import Redactor
 from flakeproxy.results import CellResult, Episode, RunResult, ScenarioCoverage, ShardInfo
 from flakeproxy.results_spend import Spend
-from flakeproxy.runner import client_trust
 from flakeproxy.runner.agents import make_agent
 from flakeproxy.runner.budget import RunSpend
 from flakeproxy.runner.control import ControlClient
@@ -112,19 +110,10 @@ class ContractRun:
             self._write_s = self._written - began
 
     async def _start(self) -> None:
+        proxy = self.config.proxy
         if self.local is None and needs_local_proxy(self.config):
             self.local = LocalProxy(self.config_path, config=self.config)
             await self.local.launch()  # first: the proxy starts while the agent and the mocks do
-        trust = asyncio.ensure_future(client_trust.loaded())  # the CA bundle, read while the proxy starts
-        try:
-            await self._starting(trust)
-        finally:
-            await trust  # before any episode: an agent's request may need it
-
-    async def _starting(self, trust: Awaitable[None]) -> None:
-        proxy = self.config.proxy
-        if not isinstance(self.config.agent, HttpAgent | CommandAgent):
-            await trust  # the user's code runs in this process from here on
         await self.agent.start()
         if proxy.admin_url is None:  # local runs start the http_mock services; a sidecar's run elsewhere
             for name, service in self.config.services.items():
@@ -138,8 +127,6 @@ class ContractRun:
         if self.local is not None:
             await self.local.start()
         url = proxy.admin_url or f"http://{proxy.admin}"
-        if url.startswith("https:"):
-            await trust  # the sidecar's certificate is checked against it
         self.control = ControlClient(url, proxy.token, lambda: token_hint(self.config_path))
         await self.control.__aenter__()
         where = "proxy.admin_url" if proxy.admin_url else "proxy.admin"

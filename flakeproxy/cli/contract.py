@@ -88,9 +88,6 @@ def _run(
             from flakeproxy.runner.local import launch_local
 
             local = await launch_local(config, config_path, early)  # adopted, or stopped if not wanted
-            from flakeproxy.runner import client_trust
-
-            client_trust.defer()  # aiohttp without its CA reading, done while the run waits for its proxy
             from flakeproxy.runner.engine import run_contract_async
 
             started()
