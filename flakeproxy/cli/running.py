@@ -112,16 +112,17 @@ def run_until_signal(
         finally:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.remove_signal_handler(sig)
-            if held is not None:
-                held.hold_again()  # until the run's files are written and said
 
     try:
-        return asyncio.run(main())
+        result = asyncio.run(main())
     except (KeyboardInterrupt, asyncio.CancelledError):
         name = stopped_by[0] if stopped_by else "SIGINT"
         on_interrupt(name)
         echo(f"error: interrupted by {name}; the results so far are in {out / 'results.json'}", err=True)
         raise SystemExit(143 if name == "SIGTERM" else 130) from None
+    if held is not None:
+        held.hold_again()  # from the loop's end until the run's files are written and said
+    return result
 
 
 def run_and_report(

@@ -4,6 +4,8 @@ callables (or a ToolRegistry mapping), with the same fault decisions the proxy m
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import functools
 import importlib
 import inspect
@@ -29,6 +31,35 @@ from flakeproxy.wire.call import CURRENT_CELL, CURRENT_URLS, Call, TargetSpec
 from flakeproxy.wire.coverage import Coverage
 from flakeproxy.wire.record import fault_json
 from flakeproxy.wire.trace import CURRENT_TRACE
+
+
+async def in_daemon_thread(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+    """fn(*args, **kwargs) in a daemon thread of its own, in a copy of this context (as asyncio.to_thread runs it).
+    A call a timeout gave up on keeps running, but nothing waits for it: asyncio.to_thread's executor threads are
+    joined when the loop shuts down and when the interpreter exits, so an agent whose tool hung held a finished run
+    for minutes, before its reports, with Ctrl-C and SIGTERM held too (a trial)."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def settle(result: Any, error: BaseException | None) -> None:
+        if future.done():  # given up on (timed out, cancelled)
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+
+    def work() -> None:
+        try:
+            result, error = context.run(fn, *args, **kwargs), None
+        except BaseException as e:  # the agent's own: the awaiting side gets it
+            result, error = None, e
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody is waiting
+            loop.call_soon_threadsafe(settle, result, error)
+
+    threading.Thread(target=work, name="flakeproxy-agent-call", daemon=True).start()
+    return await future
 
 
 class ToolFaultError(RuntimeError):
@@ -240,7 +271,7 @@ class PythonAdapter:
         def wrapped(*args: Any, **kwargs: Any) -> Any:
             applying = decide(args, kwargs)
             if applying is not None and (delay_ms := applying.delay_ms()):
-                time.sleep(delay_ms / 1000)  # the agent runs in a worker thread
+                time.sleep(delay_ms / 1000)  # as the slow tool would: a sync agent's thread, or an async one's loop
             result = None if applying is not None and not applying.forwards else tool(*args, **kwargs)
             return _applied(applying, name, result)
 
@@ -283,7 +314,7 @@ class PythonAdapter:
         cell = run.cell
         if cell is not None and cell not in self.injector.episodes:
             self.injector.begin_episode(label=cell, episode_id=cell)  # counters (after_calls, times) per episode
-        # copied into the worker thread's context by asyncio.to_thread (and into the task of an async agent)
+        # copied into the worker thread's context by in_daemon_thread (and into the task of an async agent)
         CURRENT_CELL.set(cell)
         CURRENT_TRACE.set(run.trace)
         CURRENT_URLS.set(dict(run.urls))
@@ -294,14 +325,27 @@ class PythonAdapter:
                 if inspect.iscoroutinefunction(self.fn):
                     result = await asyncio.wait_for(self.fn(prompt, **extra), self.config.timeout_ms / 1000)
                 else:
-                    call = asyncio.to_thread(self.fn, prompt, **extra)
+                    call = in_daemon_thread(self.fn, prompt, **extra)
                     result = await asyncio.wait_for(call, self.config.timeout_ms / 1000)
         except TimeoutError:
             ms = (time.monotonic() - start) * 1000
-            return Reply(None, ms, f"agent timed out after {self.config.timeout_ms} ms", lost=True)
+            return Reply(None, ms, self._timed_out(ms), lost=True)
         except Exception as e:  # the agent's own exception is its error outcome, with its message
             return Reply(None, (time.monotonic() - start) * 1000, f"agent raised {type(e).__name__}: {e}")
-        return Reply(result if isinstance(result, str) else json.dumps(result), (time.monotonic() - start) * 1000)
+        ms = (time.monotonic() - start) * 1000
+        if result is None:  # no answer: not the text "null", which completes and output_not_empty would pass
+            return Reply(None, ms, "agent returned None, not an answer (the callable must return its answer's text)")
+        return Reply(result if isinstance(result, str) else json.dumps(result), ms)
+
+    def _timed_out(self, ms: float) -> str:
+        """The timeout, and, when it could act only long after it was due, why: the agent held the event loop."""
+        said = f"agent timed out after {self.config.timeout_ms} ms"
+        if ms > self.config.timeout_ms + 500:
+            said += (
+                f" (only seen after {ms:.0f} ms: something blocked the event loop, such as time.sleep or a blocking "
+                "call in an async agent or its tools)"
+            )
+        return said
 
     def _conversation_arguments(self, run: Invocation) -> dict[str, Any]:
         """What the callable asks for besides the prompt, by the names of its parameters: `history` (the earlier

@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from tests.conftest import REPO
 from tests.runner.world import cli
@@ -60,3 +61,61 @@ def test_a_python_tool_fault_that_changes_nothing_is_not_counted(tmp_path: Path)
     assert "changed nothing in the answer (schema_drift" in drift["reason"]
     assert cells[("never-fabricate-when-tools-fail", "quote-tool-down")]["outcome"] == "pass"
     assert "faults quote-tool-drifts: decided 1, applied 0  <- injected nothing" in out.stdout
+
+
+AGENTS = """
+import asyncio
+import time
+
+def sync_agent(prompt):
+    if prompt == "hang":
+        time.sleep(120)  # a tool that never answers
+    return None if prompt == "nothing" else "AAPL is 189.50 (source: the exchange feed)"
+
+async def async_agent(prompt):
+    time.sleep(3)  # blocks the event loop: the timeout can act only at the next await
+    await asyncio.sleep(0.1)
+    return "late"
+"""
+
+
+def _python_run(tmp_path: Path, callable_: str, prompts: list[str], timeout_ms: int) -> tuple[float, Any, Any]:
+    import json
+    import time
+
+    import yaml
+
+    (tmp_path / "agents.py").write_text(AGENTS)
+    config = {
+        "version": "2.0",
+        "agent": {"type": "python", "callable": f"agents:{callable_}", "timeout_ms": timeout_ms},
+        "golden_prompts": prompts,
+        "contract": {"name": "py", "invariants": [{"id": "answers", "type": "completes", "severity": "critical"}]},
+        "chaos_matrix": [{"name": "calm"}],
+    }
+    (path := tmp_path / "flakeproxy.yaml").write_text(yaml.safe_dump(config))
+    started = time.monotonic()
+    out = cli(path, "-o", str(tmp_path / "out"), cwd=tmp_path)
+    took = time.monotonic() - started
+    return took, out, json.loads((tmp_path / "out" / "results.json").read_text())
+
+
+def test_a_hung_sync_agent_does_not_hold_the_run_after_its_timeout(tmp_path: Path) -> None:
+    """A trial: a tool that slept 1000 s kept a finished run alive (asyncio.to_thread's thread was joined at the
+    loop's end and at exit), with no reports and Ctrl-C and SIGTERM held. And an agent that returned None was the
+    answer "null", which completes PASSed."""
+    took, out, data = _python_run(tmp_path, "sync_agent", ["What is AAPL at?", "hang", "nothing"], 1000)
+    assert took < 30, f"the run took {took:.0f} s"
+    assert out.returncode == 1, out.stdout + out.stderr  # completes FAILs or errs on two of the three prompts
+    errors = {e["prompt"]: e["error"] for e in data["episodes"] if e["purpose"] == "matrix"}
+    assert errors["hang"] == "agent timed out after 1000 ms"
+    assert errors["nothing"] == "agent returned None, not an answer (the callable must return its answer's text)"
+    assert errors["What is AAPL at?"] is None
+    assert all((tmp_path / "out" / name).exists() for name in ("junit.xml", "report.html", "summary.md"))
+
+
+def test_an_async_agent_that_blocks_the_loop_is_told_so(tmp_path: Path) -> None:
+    _, _, data = _python_run(tmp_path, "async_agent", ["What is AAPL at?"], 500)
+    [episode] = [e for e in data["episodes"] if e["purpose"] == "matrix"]
+    assert episode["error"].startswith("agent timed out after 500 ms (only seen after ")
+    assert "something blocked the event loop, such as time.sleep or a blocking call" in episode["error"]
