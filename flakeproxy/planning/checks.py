@@ -45,6 +45,7 @@ def plan_contract(config: FlakeproxyConfig, source: str = "flakeproxy.yaml") -> 
             f"{source}: contract.invariants: no invariant applies to any scenario (check `when`); "
             "nothing would be judged"
         )
+    missing_module(config, source)
     episodes = plan_episodes(config, has_reset(config)).episodes
     invocations = sum(len(e.turns) if e.turns else 1 for e in episodes)
     return ContractPlan(
@@ -74,3 +75,31 @@ def resolve_paths(config: FlakeproxyConfig, config_path: str) -> FlakeproxyConfi
         return config
     run = config.run.model_copy(update={"workspace": str(Path(config_path).resolve().parent / workspace)})
     return config.model_copy(update={"run": run})
+
+
+def missing_module(config: FlakeproxyConfig, source: str) -> None:
+    """A python agent's callable, tools, registry or reset function in a module that cannot be found (from the
+    config's folder and the working directory, where the run imports them): ConfigError naming it. Found without
+    importing anything (the user's code runs at the run's start, not here), so a missing attribute is the run's to
+    say; a dotted module is looked up by its top package (finding a submodule would run the package)."""
+    import importlib.machinery
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    agent = config.agent
+    if agent is None or agent.type != "python":
+        return
+    paths = [("callable", agent.callable), ("reset_function", agent.reset_function)]
+    paths += [("tool_registry", agent.tool_registry), *((f"tools[{i}]", t) for i, t in enumerate(agent.tools))]
+    folders = [str(Path(source).resolve().parent), str(Path.cwd())]
+    for key, path in paths:
+        top = path.partition(":")[0].split(".")[0] if path else ""
+        if not top or top in sys.modules:
+            continue
+        spec = next((s for f in folders if (s := importlib.machinery.PathFinder.find_spec(top, [f]))), None)
+        if spec is None and importlib.util.find_spec(top) is None:
+            raise ConfigError(
+                f"{source}: agent.{key}: no module named {top!r} in {folders[0]}, the working directory or the "
+                f"installed packages; check the name in {path!r}, or put {top}.py beside the config"
+            )

@@ -119,3 +119,26 @@ def test_an_async_agent_that_blocks_the_loop_is_told_so(tmp_path: Path) -> None:
     [episode] = [e for e in data["episodes"] if e["purpose"] == "matrix"]
     assert episode["error"].startswith("agent timed out after 500 ms (only seen after ")
     assert "something blocked the event loop, such as time.sleep or a blocking call" in episode["error"]
+
+
+def test_validate_names_a_python_agents_module_that_cannot_be_found(tmp_path: Path) -> None:
+    """A trial: validate said `is valid` for callable: nomod:run, which the run then refused (without importing the
+    user's code: a module that is there is found, not run)."""
+    import yaml
+
+    (tmp_path / "agents.py").write_text("raise SystemExit('validate must not run the agent module')\n")
+    for callable_, code in (("agents:sync_agent", 0), ("nomod:run", 2)):
+        config = {
+            "version": "2.0",
+            "agent": {"type": "python", "callable": callable_},
+            "golden_prompts": ["hi"],
+            "contract": {"name": "py", "invariants": [{"id": "answers", "type": "completes", "severity": "critical"}]},
+            "chaos_matrix": [{"name": "calm"}],
+        }
+        (path := tmp_path / "flakeproxy.yaml").write_text(yaml.safe_dump(config))
+        done = cli(path, command="validate", cwd=REPO)
+        assert done.returncode == code, done.stdout + done.stderr
+    assert done.stderr.strip() == (
+        f"error: {path}: agent.callable: no module named 'nomod' in {tmp_path}, the working directory or the "
+        "installed packages; check the name in 'nomod:run', or put nomod.py beside the config"
+    )
