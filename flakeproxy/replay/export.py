@@ -6,6 +6,7 @@ from flakeproxy.config.replays import Session
 from flakeproxy.replay.build import exchange_from_entry
 from flakeproxy.replay.files import slug
 from flakeproxy.results import Episode, RunResult
+from flakeproxy.wire.record import read_fault
 
 NO_TIMING = "exported from results.json: SSE event timing is not kept there, so events replay without delays"
 
@@ -20,12 +21,31 @@ def failing_episodes(result: RunResult) -> set[str]:
     return ids
 
 
+#: The start of the note of a session whose faults were applied in the agent's process (judging reads it).
+IN_PROCESS = "faults applied in the agent's process"
+
+
 def fault_notes(episode: Episode) -> list[str]:
-    """The note a session of a chaos episode carries: its responses are the faulted ones the agent received."""
-    faults = sorted({f.label for f in episode.faults()})
-    if not faults:
-        return []
-    return [f"recorded under scenario {episode.scenario}; faults applied on the wire: {', '.join(faults)}"]
+    """The note a session of a chaos episode carries: its responses are the faulted ones the agent received; faults
+    a python agent's wrapped tools applied in its own process are not on the wire, and a replay does not repeat
+    them."""
+    wire: set[str] = set()
+    own: set[str] = set()
+    for entry in episode.journal:
+        record = read_fault(entry.get("fault"))
+        if record is not None and record.applied:
+            (own if str(entry.get("url", "")).startswith("python://") else wire).add(record.label)
+    notes = []
+    if wire:
+        notes.append(
+            f"recorded under scenario {episode.scenario}; faults applied on the wire: {', '.join(sorted(wire))}"
+        )
+    if own:
+        notes.append(
+            f"recorded under scenario {episode.scenario}; {IN_PROCESS} (its wrapped tools), which a replay does not "
+            f"repeat: {', '.join(sorted(own))}"
+        )
+    return notes
 
 
 def session_of(episode: Episode, contract: str | None) -> Session:

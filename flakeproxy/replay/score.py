@@ -18,6 +18,7 @@ from flakeproxy.invariants import SEVERITY_WEIGHTS
 from flakeproxy.invariants.base import Invariant
 from flakeproxy.judging.cells import Context
 from flakeproxy.planning.pillars import CALM, judge_item, weighted_rate
+from flakeproxy.replay.export import IN_PROCESS
 from flakeproxy.results import (
     Episode,
     PillarItem,
@@ -71,7 +72,14 @@ def judge_session(
         more = f" (+{len(replayed.unmatched) - 1} more)" if len(replayed.unmatched) > 1 else ""
         reason = f"unmatched request {first}{more}: the session no longer describes the agent; record it again"
         live = [f for f in episode.faults() if not f.replayed]
-        if replayed.inexact:  # the replay, not the agent, may have changed them
+        if any(IN_PROCESS in note for note in session.notes):  # recording it again cannot help
+            reason = (
+                f"unmatched request {first}{more}: the session was recorded under {session.scenario}, whose faults "
+                "on the agent's wrapped tools were applied in its process, not on the wire: the replay does not "
+                "repeat them, so the agent went on differently; such a session cannot replay as recorded (leave it "
+                "out of replays.sources)"
+            )
+        elif replayed.inexact:  # the replay, not the agent, may have changed them
             reason = (
                 f"unmatched request {first}{more}: the replay could not serve {replayed.inexact[0]} as the agent "
                 "first got it, so the agent may have acted on a different answer; record the session on the wire "

@@ -29,3 +29,32 @@ def test_an_exchange_the_replay_could_not_reproduce_is_named_instead_of_the_agen
     inexact = ["GET http://tools/v1/quotes (its response body was over the journal's 64 KiB cap)"]
     said = reason(Replayed(served=1, unmatched=UNMATCHED, inexact=inexact))
     assert f"could not serve {inexact[0]} as the agent first got it" in said and "record it again" not in said
+
+
+def test_a_session_whose_faults_were_applied_in_the_agents_process_says_it_cannot_replay() -> None:
+    """A trial: a python agent's tool-fault session said 'faults applied on the wire' and, replayed, 'record it
+    again', which can never help: the wrapped tool's fault is not on the wire, and the replay does not repeat it."""
+    from flakeproxy.replay.export import fault_notes
+
+    fault = {"scenario": "quote-tool-down", "section": "tool_faults", "index": 0, "kind": "error", "applied": True,
+             "effect": "raised", "not_applied_reason": None, "settled": True}  # fmt: skip
+    wire = {**fault, "section": "llm_faults", "kind": "rate_limit", "effect": "replied 429"}
+    recorded = EPISODE.model_copy(
+        update={
+            "scenario": "quote-tool-down",
+            "journal": [
+                {"url": "python://get_quote", "method": "CALL", "targets": ["get_quote"], "fault": fault},
+                {"url": "http://llm/v1/chat/completions", "method": "POST", "targets": ["llm"], "fault": wire},
+            ],
+        }
+    )
+    notes = fault_notes(recorded)
+    assert notes == [
+        "recorded under scenario quote-tool-down; faults applied on the wire: llm_faults[0] rate_limit",
+        "recorded under scenario quote-tool-down; faults applied in the agent's process (its wrapped tools), which "
+        "a replay does not repeat: tool_faults[0] error",
+    ]
+    session = SESSION.model_copy(update={"scenario": "quote-tool-down", "notes": notes})
+    result = judge_session(config, session, "config", EPISODE, Replayed(served=1, unmatched=UNMATCHED), ReplayOptions())
+    assert result.outcome == "error" and "record it again" not in result.reason
+    assert "applied in its process, not on the wire: the replay does not repeat them" in result.reason
