@@ -208,7 +208,7 @@ class EpisodeRunner:
         """The checks of the workspace or a service that judge this episode."""
         if episode.purpose in ("mutation", "chaos"):
             scenario = self.pillar_scenarios[episode.scenario]
-            return [i for i in self.config.invariants or [] if i.reads_state and scenario.applies(i.when)]
+            return [i for i in self.config.invariants or [] if i.reads_state and i.judged_in(scenario)]
         contract = self.config.contract.invariants if self.config.contract else []
         return [i for i in contract if i.reads_state and judges(i, episode, self.config)]
 

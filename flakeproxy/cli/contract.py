@@ -43,7 +43,8 @@ def validate_contract(config_path: str) -> None:
     plan = plan_contract(config, config_path)
     click.echo(
         f"{config_path}: contract {plan.name!r} is valid: {plan.invariants} invariants x "
-        f"{plan.scenarios} scenarios = {plan.cells} cells ({plan.not_applicable} not applicable by `when`); "
+        f"{plan.scenarios} scenarios = {plan.cells} cells ({plan.not_applicable} not applicable by `when` or "
+        "`scenarios`); "
         f"{'at most ' if config.run.adaptive else ''}{plan.invocations} agent invocations"
         + (
             f" in {plan.episodes} episodes (a conversation's turns each count)"

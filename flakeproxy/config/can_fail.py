@@ -27,7 +27,7 @@ def why_contract_cannot_fail(config: FlakeproxyConfig) -> str | None:
     if scoring.min_resilience is not None or scoring.pass_threshold is not None:
         return None
     for inv in config.contract.invariants:
-        if (inv.severity == "critical" or inv.gate) and any(s.applies(inv.when) for s in config.matrix):
+        if (inv.severity == "critical" or inv.gate) and any(inv.judged_in(s) for s in config.matrix):
             return None
     return (
         "no invariant is severity: critical or gate: true (in a scenario where it applies), and scoring sets "

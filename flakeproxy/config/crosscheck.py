@@ -180,6 +180,12 @@ def _check_invariant_list(config: FlakeproxyConfig, invariants: Sequence[Invaria
         if getattr(inv, "type", "") == "llm_as_judge" and not (getattr(inv, "base_url", None) or config.judge):
             raise CrossCheckError(loc, "llm_as_judge needs base_url: here or a judge: {base_url: ...} section")
         _check_turn(config, inv, loc)
+        if base == ("contract", "invariants"):  # the top-level ones also judge the chaos profiles' scenarios
+            names = [s.name for s in config.matrix]
+            for pattern in inv.scenarios or []:
+                if not glob_matches(pattern, names):
+                    why = f"{pattern!r} matches no scenario of chaos_matrix; valid: {_choices(names)}"
+                    raise CrossCheckError((*loc, "scenarios"), why)
 
 
 def _check_turn(config: FlakeproxyConfig, inv: Invariant, loc: Loc) -> None:

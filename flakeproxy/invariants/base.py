@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal
+import fnmatch
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import BeforeValidator, Field
 
 from flakeproxy.config.base import StrictModel
 from flakeproxy.config.conversation import Prompt
 from flakeproxy.judging.verdict import Observation, Verdict, cannot_judge
+
+if TYPE_CHECKING:
+    from flakeproxy.config.scenario import Scenario
 
 Severity = Literal["critical", "high", "medium", "low"]
 TURN_WORDS = ("last", "all", "any", "conversation")
@@ -77,6 +81,20 @@ class Invariant(StrictModel):
     )
     weight: float = Field(1.0, ge=0.0, description="Relative weight in the composite score.")
     gate: bool = Field(False, description="A failure forces the composite score to 0.")
+    scenarios: list[Annotated[str, Field(min_length=1)]] | None = Field(
+        None,
+        min_length=1,
+        description="Judged only in these scenarios of the matrix (names or globs, e.g. llm-down*), and there only "
+        "where `when` holds too; elsewhere n/a. None: every scenario `when` admits.",
+    )
+
+    def judged_in(self, scenario: Scenario) -> bool:
+        """Whether this invariant is evaluated in this scenario: its `when`, and its `scenarios` if it names some."""
+        return scenario.applies(self.when) and self.names(scenario.name)
+
+    def names(self, scenario: str) -> bool:
+        """`scenarios` admits this scenario's name (or names none: all are admitted)."""
+        return self.scenarios is None or any(fnmatch.fnmatchcase(scenario, p) for p in self.scenarios)
 
     def evaluate(self, obs: Observation) -> Verdict:
         """Judge one observation. Types that cannot judge yet say so: an error, never a pass."""

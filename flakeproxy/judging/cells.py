@@ -173,7 +173,7 @@ def judges(invariant: Invariant, episode: Episode, config: FlakeproxyConfig) -> 
     if episode.invariant is not None and episode.invariant != invariant.id:
         return False
     scenario = config.scenario(episode.scenario)
-    return scenario.applies(invariant.when) and episode.prompt in prompt_keys_of(config, invariant)
+    return invariant.judged_in(scenario) and episode.prompt in prompt_keys_of(config, invariant)
 
 
 def aggregate(verdicts: list[EpisodeVerdict]) -> tuple[Outcome, str]:
@@ -236,6 +236,10 @@ def uncovered(
 def judge_cell(invariant: Invariant, scenario: Scenario, episodes: list[Episode], ctx: Context) -> CellResult:
     if not scenario.applies(invariant.when):
         return cell_result(invariant, scenario, "not_applicable", f"when: {invariant.when} does not hold here")
+    if not invariant.names(scenario.name):
+        return cell_result(
+            invariant, scenario, "not_applicable", f"not one of its scenarios ({', '.join(invariant.scenarios or [])})"
+        )
     mine = [e for e in episodes if judges(invariant, e, ctx.config)]
     if not mine:
         return cell_result(invariant, scenario, "error", "no episode of this cell ran (the run stopped early?)")

@@ -39,7 +39,7 @@ def plan_contract(config: FlakeproxyConfig, source: str = "flakeproxy.yaml") -> 
         raise ConfigError(f"{source}: golden_prompts: empty; add at least one prompt (or probes on every invariant)")
     invariants = config.contract.invariants
     cells = [(inv, s) for inv in invariants for s in config.matrix]
-    not_applicable = sum(1 for inv, s in cells if not s.applies(inv.when))
+    not_applicable = sum(1 for inv, s in cells if not inv.judged_in(s))
     if not_applicable == len(cells):
         raise ConfigError(
             f"{source}: contract.invariants: no invariant applies to any scenario (check `when`); "

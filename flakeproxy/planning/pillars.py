@@ -48,7 +48,7 @@ def judge_item(
     canary: str | None = None,
 ) -> PillarItem:
     """Every applicable top-level invariant on one episode; a planted canary in the answer fails it too."""
-    verdicts = {i.id: judge_episode(i, episode, ctx) for i in invariants if scenario.applies(i.when)}
+    verdicts = {i.id: judge_episode(i, episode, ctx) for i in invariants if i.judged_in(scenario)}
     for invariant in invariants:
         why = uncovered(invariant, scenario, [episode]) if invariant.id in verdicts else None
         if why:

@@ -95,7 +95,7 @@ def plan_episodes(config: FlakeproxyConfig, has_reset: bool) -> Plan:
     cell_mode = config.run.isolation == "cell"
     for scenario in config.matrix:
         for invariant in config.contract.invariants:
-            if not scenario.applies(invariant.when):
+            if not invariant.judged_in(scenario):
                 continue
             for prompt in prompts_of(config, invariant):
                 for replica in range(config.run.max_replicas):

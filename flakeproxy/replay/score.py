@@ -51,7 +51,7 @@ def judge_session(
     scenario = scenario or CALM
     # a replay has no calm run of its own: checks that compare with one (amplification, behavior_unchanged with
     # baseline: auto) have nothing to compare with here, and are left out
-    applicable = [i for i in invariants if scenario.applies(i.when) and not _compares_with_calm(i)]
+    applicable = [i for i in invariants if i.judged_in(scenario) and not _compares_with_calm(i)]
     weight = float(sum(SEVERITY_WEIGHTS[i.severity] for i in applicable)) or 1.0
     same = None if session.answer is None else session.answer == episode.answer
     base = ReplaySessionResult(

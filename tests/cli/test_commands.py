@@ -49,7 +49,7 @@ def test_contract_validate_counts_cells() -> None:
     out = run("contract", "validate", "-c", FINANCE)
     assert out.returncode == 0, out.stderr
     assert "contract 'Finance Agent Contract' is valid: 3 invariants x 3 scenarios = 9 cells" in out.stdout
-    assert "(2 not applicable by `when`)" in out.stdout
+    assert "(2 not applicable by `when` or `scenarios`)" in out.stdout
 
 
 def test_contract_validate_needs_a_contract(tmp_path: Path) -> None:
