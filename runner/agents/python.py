@@ -39,27 +39,39 @@ async def in_daemon_thread(fn: Callable[..., Any], /, *args: Any, **kwargs: Any)
     joined when the loop shuts down and when the interpreter exits, so an agent whose tool hung held a finished run
     for minutes, before its reports, with Ctrl-C and SIGTERM held too (a trial)."""
     loop = asyncio.get_running_loop()
-    future: asyncio.Future[Any] = loop.create_future()
-    context = contextvars.copy_context()
+    waiting: list[asyncio.Future[Any]] = [loop.create_future()]
+    call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
+    thread = threading.Thread(target=_work, args=(loop, waiting[:], call), name="flakeproxy-agent-call", daemon=True)
+    thread.start()
+    try:
+        return await waiting[0]
+    finally:
+        waiting.clear()  # an exception's traceback holds this frame: not its future too (a cycle only gc breaks)
 
-    def settle(result: Any, error: BaseException | None) -> None:
-        if future.done():  # given up on (timed out, cancelled)
-            return
-        if error is not None:
-            future.set_exception(error)
-        else:
-            future.set_result(result)
 
-    def work() -> None:
-        try:
-            result, error = context.run(fn, *args, **kwargs), None
-        except BaseException as e:  # the agent's own: the awaiting side gets it
-            result, error = None, e
+def _work(loop: asyncio.AbstractEventLoop, handed: list[asyncio.Future[Any]], call: Callable[[], Any]) -> None:
+    """The thread: the call, and its result or exception handed to the loop. An exception's traceback holds this
+    frame, so nothing that holds the exception may stay named here (the future, the exception itself): that would be
+    a cycle only gc breaks, and the sockets of an urllib HTTPError the agent raised closed in a later gc.collect()."""
+    future = handed.pop()
+    try:
+        result = call()
+    except BaseException as e:  # the agent's own: the awaiting side gets it
         with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody is waiting
-            loop.call_soon_threadsafe(settle, result, error)
+            loop.call_soon_threadsafe(_settle, future, None, e)
+        del future
+        return
+    with contextlib.suppress(RuntimeError):
+        loop.call_soon_threadsafe(_settle, future, result, None)
 
-    threading.Thread(target=work, name="flakeproxy-agent-call", daemon=True).start()
-    return await future
+
+def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+    if future.done():  # given up on (timed out, cancelled)
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(result)
 
 
 class ToolFaultError(RuntimeError):

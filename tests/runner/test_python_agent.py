@@ -142,3 +142,41 @@ def test_validate_names_a_python_agents_module_that_cannot_be_found(tmp_path: Pa
         f"error: {path}: agent.callable: no module named 'nomod' in {tmp_path}, the working directory or the "
         "installed packages; check the name in 'nomod:run', or put nomod.py beside the config"
     )
+
+
+def test_an_exception_from_a_sync_agent_is_freed_without_the_garbage_collector() -> None:
+    """Nothing on the way back from the agent's thread may hold its exception in a cycle: an urllib HTTPError the
+    agent raised kept its socket until a later test's gc.collect() (a ResourceWarning blamed on that test)."""
+    import asyncio
+    import gc
+    import weakref
+
+    from flakeproxy.runner.agents.python import in_daemon_thread
+
+    class Held:  # what the exception keeps alive, as an HTTPError keeps its response's socket
+        pass
+
+    class Refused(Exception):
+        def __init__(self, held: Held) -> None:
+            super().__init__("refused")
+            self.held = held
+
+    refs: list[weakref.ref[Held]] = []
+
+    def agent() -> str:
+        held = Held()
+        refs.append(weakref.ref(held))
+        raise Refused(held)
+
+    async def call() -> str:
+        try:
+            return str(await asyncio.wait_for(in_daemon_thread(agent), 5))
+        except Refused as e:
+            return str(e)
+
+    gc.disable()
+    try:
+        assert asyncio.run(call()) == "refused"
+        assert refs and refs[0]() is None, "the exception is alive until gc runs"
+    finally:
+        gc.enable()
