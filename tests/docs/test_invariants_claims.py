@@ -31,12 +31,14 @@ def test_the_example_says_tool_faults_active_holds_for_faults_that_keep_the_data
     assert all(s.applies("tool_faults_active") for s in config.matrix)
 
 
-def test_no_narrower_when_and_no_scenario_filter_exist_as_the_page_says() -> None:
-    """If either comes, the page's advice (a config of their own) is stale: name it there instead."""
-    assert "no `when:` is narrower (the five values below are all there are)" in PAGE
+def test_no_narrower_when_exists_and_the_scenario_filter_is_the_one_the_page_names() -> None:
+    """If a narrower `when` comes, the page's advice (name the scenarios) is stale: name it there instead; and the
+    fields the page lists are the model's."""
+    assert "no `when:` is narrower (the five values below are all there are), so name the" in PAGE
+    assert "with `scenarios:` (names or globs" in PAGE
     assert set(typing.get_args(When)) == {"always", "tool_faults_active", "llm_faults_active", "any_chaos_active",
                                           "no_chaos"}  # fmt: skip
     listed = re.search(r"`when` \(([^)]*)\)", PAGE)
     assert listed and set(re.findall(r"`(\w+)`", listed[1])) == set(typing.get_args(When))
     assert set(Invariant.model_fields) == {"id", "severity", "when", "negate", "description", "probes", "turn",
-                                           "weight", "gate"}  # fmt: skip
+                                           "scenarios", "weight", "gate"}  # fmt: skip
