@@ -74,7 +74,8 @@ def sync_agent(prompt):
 
 async def async_agent(prompt):
     time.sleep(3)  # blocks the event loop: the timeout can act only at the next await
-    await asyncio.sleep(0.1)
+    if prompt != "no await after":
+        await asyncio.sleep(0.1)
     return "late"
 """
 
@@ -115,10 +116,13 @@ def test_a_hung_sync_agent_does_not_hold_the_run_after_its_timeout(tmp_path: Pat
 
 
 def test_an_async_agent_that_blocks_the_loop_is_told_so(tmp_path: Path) -> None:
-    _, _, data = _python_run(tmp_path, "async_agent", ["What is AAPL at?"], 500)
-    [episode] = [e for e in data["episodes"] if e["purpose"] == "matrix"]
-    assert episode["error"].startswith("agent timed out after 500 ms (only seen after ")
-    assert "something blocked the event loop, such as time.sleep or a blocking call" in episode["error"]
+    _, _, data = _python_run(tmp_path, "async_agent", ["What is AAPL at?", "no await after"], 500)
+    episodes = [e for e in data["episodes"] if e["purpose"] == "matrix"]
+    assert len(episodes) == 2  # one awaits after blocking (cancelled there), one answers without (late all the same)
+    for episode in episodes:
+        assert episode["error"].startswith("agent timed out after 500 ms (only seen after "), episode
+        assert "something blocked the event loop, such as time.sleep or a blocking call" in episode["error"]
+        assert episode["answer"] is None
 
 
 def test_validate_names_a_python_agents_module_that_cannot_be_found(tmp_path: Path) -> None:
