@@ -153,6 +153,7 @@ def test_an_exception_from_a_sync_agent_is_freed_without_the_garbage_collector()
     agent raised kept its socket until a later test's gc.collect() (a ResourceWarning blamed on that test)."""
     import asyncio
     import gc
+    import threading
     import weakref
 
     from flakeproxy.runner.agents.python import in_daemon_thread
@@ -181,6 +182,8 @@ def test_an_exception_from_a_sync_agent_is_freed_without_the_garbage_collector()
     gc.disable()
     try:
         assert asyncio.run(call()) == "refused"
+        for thread in [t for t in threading.enumerate() if t.name == "flakeproxy-agent-call"]:
+            thread.join(5)  # it hands the exception over, then leaves its except clause: not before
         assert refs and refs[0]() is None, "the exception is alive until gc runs"
     finally:
         gc.enable()
