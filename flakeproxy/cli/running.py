@@ -213,7 +213,6 @@ def output_held(out: Path) -> Iterator[None]:
                 f"another flakeproxy run is writing its results into {out}; wait for it to end, or give this one a "
                 "folder of its own with -o"
             ) from None
-        os.set_inheritable(fd, False)
         yield
     finally:
         os.close(fd)

@@ -232,17 +232,14 @@ MCP_HEADERS = frozenset({"mcp-protocol-version", "mcp-session-id"})
 def mcp_behind_paths(config: FlakeproxyConfig, episodes: Iterable[Episode]) -> list[str]:
     """A warning per tool target (no api, no mcp_tool) whose requests carried MCP's headers."""
     plain = {name for name, t in config.targets.items() if not t.api and not t.mcp_tool}
-    found: dict[str, str] = {}
+    found: set[str] = set()
     for entry in (entry for episode in episodes for entry in episode.journal):
-        if MCP_HEADERS.isdisjoint(str(k).lower() for k in entry.get("request_headers") or {}):
-            continue
-        for name in entry.get("targets") or ():
-            if name in plain:
-                found.setdefault(name, str(entry.get("listener") or config.targets[name].listener))
+        if not MCP_HEADERS.isdisjoint(str(k).lower() for k in entry.get("request_headers") or {}):
+            found |= plain & set(entry.get("targets") or ())
     return [
         f"warning: target {name} is an MCP server (its requests carry MCP's headers), where initialize, the listings "
         f"and each tools/call are all requests: its faults hit the handshake as often as a tool call, and "
         f"max_tool_calls counts them all; to fault and count tool calls alone, name each tool as a target, "
-        f"{{listener: {listener}, mcp_tool: TOOL_NAME}}"
-        for name, listener in sorted(found.items())
+        f"{{listener: {config.targets[name].listener}, mcp_tool: TOOL_NAME}}"
+        for name in sorted(found)
     ]

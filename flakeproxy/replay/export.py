@@ -6,6 +6,7 @@ from flakeproxy.config.replays import Session
 from flakeproxy.replay.build import exchange_from_entry
 from flakeproxy.replay.files import slug
 from flakeproxy.results import Episode, RunResult
+from flakeproxy.wire.call import IN_PROCESS
 from flakeproxy.wire.record import read_fault
 
 NO_TIMING = "exported from results.json: SSE event timing is not kept there, so events replay without delays"
@@ -21,8 +22,8 @@ def failing_episodes(result: RunResult) -> set[str]:
     return ids
 
 
-#: The start of the note of a session whose faults were applied in the agent's process (judging reads it).
-IN_PROCESS = "faults applied in the agent's process"
+#: The note of a session whose faults were applied in the agent's process (judging reads it).
+APPLIED_IN_PROCESS = "faults applied in the agent's process"
 
 
 def fault_notes(episode: Episode) -> list[str]:
@@ -34,7 +35,7 @@ def fault_notes(episode: Episode) -> list[str]:
     for entry in episode.journal:
         record = read_fault(entry.get("fault"))
         if record is not None and record.applied:
-            (own if str(entry.get("url", "")).startswith("python://") else wire).add(record.label)
+            (own if str(entry.get("url", "")).startswith(IN_PROCESS) else wire).add(record.label)
     notes = []
     if wire:
         notes.append(
@@ -42,8 +43,8 @@ def fault_notes(episode: Episode) -> list[str]:
         )
     if own:
         notes.append(
-            f"recorded under scenario {episode.scenario}; {IN_PROCESS} (its wrapped tools), which a replay does not "
-            f"repeat: {', '.join(sorted(own))}"
+            f"recorded under scenario {episode.scenario}; {APPLIED_IN_PROCESS} (its wrapped tools), which a replay "
+            f"does not repeat: {', '.join(sorted(own))}"
         )
     return notes
 

@@ -18,7 +18,7 @@ from flakeproxy.invariants import SEVERITY_WEIGHTS
 from flakeproxy.invariants.base import Invariant
 from flakeproxy.judging.cells import Context
 from flakeproxy.planning.pillars import CALM, judge_item, weighted_rate
-from flakeproxy.replay.export import IN_PROCESS
+from flakeproxy.replay.export import APPLIED_IN_PROCESS
 from flakeproxy.results import (
     Episode,
     PillarItem,
@@ -72,7 +72,7 @@ def judge_session(
         more = f" (+{len(replayed.unmatched) - 1} more)" if len(replayed.unmatched) > 1 else ""
         reason = f"unmatched request {first}{more}: the session no longer describes the agent; record it again"
         live = [f for f in episode.faults() if not f.replayed]
-        if any(IN_PROCESS in note for note in session.notes):  # recording it again cannot help
+        if any(APPLIED_IN_PROCESS in note for note in session.notes):  # recording it again cannot help
             reason = (
                 f"unmatched request {first}{more}: the session was recorded under {session.scenario}, whose faults "
                 "on the agent's wrapped tools were applied in its process, not on the wire: the replay does not "

@@ -13,6 +13,8 @@ from flakeproxy.wire.mcp import called_tool
 
 #: The header an agent forwards on its outgoing calls to say which episode (proxy cell) they belong to.
 #: The runner sends it with each prompt (command agents get it as FLAKEPROXY_CELL); the proxy removes it.
+#: The URL a python agent's wrapped tool call is journaled under (IN_PROCESS + its name): not on the wire.
+IN_PROCESS = "python://"
 CELL_HEADER = "x-flakeproxy-cell"
 #: The episode (proxy cell) a python-callable agent is answering for, while flakeproxy calls it.
 CURRENT_CELL: contextvars.ContextVar[str | None] = contextvars.ContextVar("flakeproxy_cell", default=None)

@@ -27,7 +27,7 @@ from flakeproxy.runner.agents.base import Invocation, Reply
 from flakeproxy.runner.agents.otel import otel_context
 from flakeproxy.runner.ports import EpisodePort, Opening, Records
 from flakeproxy.wire.applying import Applying, Close
-from flakeproxy.wire.call import CURRENT_CELL, CURRENT_URLS, Call, TargetSpec
+from flakeproxy.wire.call import CURRENT_CELL, CURRENT_URLS, IN_PROCESS, Call, TargetSpec
 from flakeproxy.wire.coverage import Coverage
 from flakeproxy.wire.record import fault_json
 from flakeproxy.wire.trace import CURRENT_TRACE
@@ -39,14 +39,13 @@ async def in_daemon_thread(fn: Callable[..., Any], /, *args: Any, **kwargs: Any)
     joined when the loop shuts down and when the interpreter exits, so an agent whose tool hung held a finished run
     for minutes, before its reports, with Ctrl-C and SIGTERM held too (a trial)."""
     loop = asyncio.get_running_loop()
-    waiting: list[asyncio.Future[Any]] = [loop.create_future()]
+    future: asyncio.Future[Any] = loop.create_future()
     call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
-    thread = threading.Thread(target=_work, args=(loop, waiting[:], call), name="flakeproxy-agent-call", daemon=True)
-    thread.start()
+    threading.Thread(target=_work, args=(loop, [future], call), name="flakeproxy-agent-call", daemon=True).start()
     try:
-        return await waiting[0]
+        return await future
     finally:
-        waiting.clear()  # an exception's traceback holds this frame: not its future too (a cycle only gc breaks)
+        del future  # an exception's traceback holds this frame: not its future too (a cycle only gc breaks)
 
 
 def _work(loop: asyncio.AbstractEventLoop, handed: list[asyncio.Future[Any]], call: Callable[[], Any]) -> None:
@@ -244,7 +243,7 @@ class PythonAdapter:
         def decide(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Applying | None:
             assert self.injector is not None
             body = json.dumps({"args": args, "kwargs": kwargs}, default=str).encode()
-            call = Call("python", "CALL", f"python://{name}", name, {}, body, (name,))
+            call = Call("python", "CALL", f"{IN_PROCESS}{name}", name, {}, body, (name,))
             cell = CURRENT_CELL.get()
             decision = self.injector.decide(call, cell)
             turn = self.injector.turn_of(cell)
@@ -345,16 +344,20 @@ class PythonAdapter:
         except Exception as e:  # the agent's own exception is its error outcome, with its message
             return Reply(None, (time.monotonic() - start) * 1000, f"agent raised {type(e).__name__}: {e}")
         ms = (time.monotonic() - start) * 1000
-        if ms > self.config.timeout_ms + 500:  # an async agent that held its loop past the bound, then answered
+        if self._late(ms):  # an async agent that held its loop past the bound, then answered
             return Reply(None, ms, self._timed_out(ms))  # as a late answer of any other agent is: it finished
         if result is None:  # no answer: not the text "null", which completes and output_not_empty would pass
             return Reply(None, ms, "agent returned None, not an answer (the callable must return its answer's text)")
         return Reply(result if isinstance(result, str) else json.dumps(result), ms)
 
+    def _late(self, ms: float) -> bool:
+        """Past timeout_ms by more than the loop's own lag: something held the event loop."""
+        return ms > self.config.timeout_ms + 500
+
     def _timed_out(self, ms: float) -> str:
         """The timeout, and, when it could act only long after it was due, why: the agent held the event loop."""
         said = f"agent timed out after {self.config.timeout_ms} ms"
-        if ms > self.config.timeout_ms + 500:
+        if self._late(ms):
             said += (
                 f" (only seen after {ms:.0f} ms: something blocked the event loop, such as time.sleep or a blocking "
                 "call in an async agent or its tools)"
