@@ -14,7 +14,8 @@ whose faults match nothing); rounds alternate between the two proxies so both se
   - the contract rows (bench/perf_contract.py): a null agent's 1- and 100-episode runs, `flakeproxy contract run`
     wall time from launch, at 1 and 8 episodes at once; the fixed cost and episodes per minute from them.
 Ratios are what count: the machine's other load moves both columns. --docs writes the table into
-docs/performance.md (between its markers), with the date and load.
+docs/performance.md and its unscaled rows into the README's performance section (between their markers), with
+the date and load.
 """
 
 from __future__ import annotations
@@ -221,7 +222,7 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=100, help="episodes of the long contract run (default 100)")
     parser.add_argument("--skip-contract", action="store_true", help="only the proxy rows")
     parser.add_argument("--markdown", action="store_true", help="the table as Markdown")
-    parser.add_argument("--docs", action="store_true", help="also write it into docs/performance.md")
+    parser.add_argument("--docs", action="store_true", help="also write it into docs/performance.md and the README")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is not installed (apt-get install wrk)")
@@ -250,7 +251,11 @@ def main() -> None:
     print(table(rows, args.markdown) + (f"\n{machine}" if machine else ""))
     if args.docs:
         head = f"`bench/perf.py`, {started}, load average {load[0]:.2f} at the start and {end_load[0]:.2f} at the end"
-        write_docs(f"{head} ({os.cpu_count()} cores, shared):\n\n{table(rows, markdown=True)}\n\n{machine}")
+        head += f" ({os.cpu_count()} cores, shared)"
+        write_docs(DOCS, f"{head}:\n\n{table(rows, markdown=True)}\n\n{machine}")
+        unscaled = [r for r in rows if not r.measure.startswith(" ")]
+        write_docs(README, f"{head}, against plain mitmdump of the same mitmproxy in the same run:\n\n"
+                           f"{table(unscaled, markdown=True)}")  # fmt: skip
 
 
 def this_machine(scale: float) -> str:
@@ -264,12 +269,15 @@ def this_machine(scale: float) -> str:
 BEGIN, END = "<!-- bench/perf.py: generated, do not edit -->", "<!-- end of bench/perf.py -->"
 
 
-def write_docs(text: str) -> None:
-    """Replace what lies between the markers in docs/performance.md with `text`."""
-    readme = HERE.parent / "docs" / "performance.md"
-    content = readme.read_text()
+DOCS, README = HERE.parent / "docs" / "performance.md", HERE.parent / "README.md"
+
+
+def write_docs(page: Path, text: str) -> None:
+    """Replace what lies between the markers in `page` (docs/performance.md: the whole table and what its scaled
+    rows mean; the README: the rows with their goals as issue 23 set them) with `text`."""
+    content = page.read_text()
     start, end = content.index(BEGIN) + len(BEGIN), content.index(END)
-    readme.write_text(content[:start] + "\n" + text + "\n" + content[end:])
+    page.write_text(content[:start] + "\n" + text + "\n" + content[end:])
 
 
 if __name__ == "__main__":
