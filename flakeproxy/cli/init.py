@@ -140,6 +140,10 @@ def _answers(ask: Asker, flags: dict[str, Any]) -> dict[str, Any]:
         out["forward"] = not click.confirm(question, default=True)
     else:
         out["forward"] = bool(flags["forward"])
+    if flags["stream"] is None and ask.interactive:
+        out["stream"] = click.confirm("Does it ask its LLM for streamed (SSE) answers?", default=False)
+    else:
+        out["stream"] = bool(flags["stream"])
     out["llm_upstreams"] = _upstreams(flags["llm_upstreams"], out["providers"])
     out["base_port"] = flags["base_port"]
     out["prompts"] = ask(
@@ -209,6 +213,12 @@ def _none_or(proc: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
     "--base-urls (default): its base URLs point at flakeproxy's listeners.",
 )
 @click.option(
+    "--stream/--no-stream",
+    default=None,
+    help="--stream: it asks its LLM APIs for streamed (SSE) answers; the LLM targets say so (stream: true) and the "
+    "matrix also cuts a stream mid-way (default --no-stream).",
+)
+@click.option(
     "--base-port",
     type=int,
     default=DEFAULT_BASE_PORT,
@@ -221,7 +231,8 @@ def _none_or(proc: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
 @click.option("-y", "--yes", is_flag=True, help="Take the defaults for everything no flag gives; never ask.")
 def init(config_path: str, yes: bool, **flags: Any) -> None:
     """Write a starter flakeproxy.yaml for your own agent: listeners and targets for the LLM and tool APIs it
-    calls, a starter contract that can fail a run, and a five-scenario matrix. It validates as written.
+    calls, a starter contract that can fail a run, and a matrix of five scenarios (six with --stream). It validates
+    as written.
 
     Then prints what to change in the agent (its base URLs, e.g. OPENAI_BASE_URL, or HTTPS_PROXY and the CA)
     and the next command. On a terminal it asks what no flag gave; with --yes, or in CI, it takes the

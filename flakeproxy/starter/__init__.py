@@ -6,7 +6,7 @@
 
 The config has listeners (or a forward listener) and targets for the LLM APIs and tool APIs the agent
 calls, a starter contract whose critical invariant and scoring.min_resilience can fail a run, and a
-five-scenario matrix; it validates before it is written, and nothing is ever overwritten.
+matrix of five scenarios (six when it streams); it validates before it is written, and nothing is ever overwritten.
 """
 
 from __future__ import annotations
@@ -43,7 +43,8 @@ def starter(answers: Answers, path: str) -> Starter:
         f"wrote {path}: {answers.agent_type} agent, {len(plan.llm_targets)} LLM API(s), {len(plan.tool_targets)} "
         f"tool API(s); {len(config.contract.invariants)} invariants x {len(config.matrix)} scenarios; it validates"
     )
-    return Starter(text=text, summary=summary, advice=[*agent_changes(answers, plan, path), *next_steps(answers, path)])
+    advice = [*agent_changes(answers, plan, path), *next_steps(answers, path, len(config.matrix))]
+    return Starter(text=text, summary=summary, advice=advice)
 
 
 def write_starter(answers: Answers, path: str | Path) -> Starter:

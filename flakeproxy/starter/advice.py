@@ -42,8 +42,8 @@ def agent_changes(answers: Answers, layout: Layout, config: str) -> list[str]:
     return lines
 
 
-def next_steps(answers: Answers, config: str) -> list[str]:
-    """Edit what init could not know, then validate and run."""
+def next_steps(answers: Answers, config: str, scenarios: int) -> list[str]:
+    """Edit what init could not know, then validate and run (its `scenarios`)."""
     edit = {
         "http": f"it must answer POSTs at {answers.endpoint}; set request_template and response_path to its JSON",
         "command": "it reads the prompt on stdin and prints the answer",
@@ -54,5 +54,6 @@ def next_steps(answers: Answers, config: str) -> list[str]:
         f"Then edit {config}: {edit}; golden_prompts to real tasks; the contract to your rules.",
         "Next:",
         f"  flakeproxy contract validate{option}   # what the run will cost, and warnings",
-        f"  flakeproxy contract run{option}        # starts the proxy, runs 5 scenarios, writes flakeproxy-results/",
+        f"  flakeproxy contract run{option}        # starts the proxy, runs {scenarios} scenarios, "
+        "writes flakeproxy-results/",
     ]

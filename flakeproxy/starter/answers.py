@@ -115,6 +115,9 @@ class Answers(BaseModel):
     providers: list[Provider] = Field(default_factory=lambda: list(DEFAULT_PROVIDERS), min_length=1)
     tools: list[str] = Field(default_factory=list, description="Base URLs of the tool APIs the agent calls.")
     forward: bool = Field(False, description="The agent's base URLs cannot change: HTTPS_PROXY and the CA.")
+    stream: bool = Field(
+        False, description="It asks its LLM APIs for streamed (SSE) answers: the matrix also cuts a stream."
+    )
     prompts: list[str] = Field(default_factory=lambda: [DEFAULT_PROMPT], min_length=1)
     base_port: int = Field(
         DEFAULT_BASE_PORT,

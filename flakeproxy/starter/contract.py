@@ -1,10 +1,10 @@
-"""The starter contract and its five-scenario matrix, as annotated YAML lines.
+"""The starter contract and its matrix of five scenarios (six for an agent that streams), as annotated YAML lines.
 
 The invariants are the rules almost every agent should keep when its calls break (it answers, it says
 something, it hides raw provider errors and PII, it answers in time, it honours Retry-After); `answers` is
 critical and `scoring.min_resilience` is set, so the run can FAIL. The scenarios: no chaos, an LLM that
 rate-limits once, an LLM that is down, answers cut short, and a tool API that is down (or, with no tool to
-break, a slow LLM).
+break, a slow LLM); for an agent that streams, also a stream that stops without its end.
 """
 
 from __future__ import annotations
@@ -106,6 +106,12 @@ def scenario_lines(answers: Answers, layout: Layout) -> list[str]:
         "    # every whole answer keeps; a careful agent reads finish_reason, and notices a stream with no end.",
         "    # Until then, a run whose cut answers passed every check warns: none reads whether an answer is whole.",
     ]
+    if answers.stream:
+        lines += [
+            "  - name: llm-stream-cut",
+            '    description: "Every streamed LLM answer stops after 4 events, without its end: a dropped connection"',
+            "    llm_faults: [{mode: stream_cut, after_events: 4}]",
+        ]
     tool_down = _tool_down(answers, layout)
     if tool_down is not None:
         return lines + tool_down

@@ -33,7 +33,7 @@ class Listener(Frozen):
 
 class Target(Frozen):
     name: str
-    fields: dict[str, str] = Field(description="listener, host, path, api: in this order, as written.")
+    fields: dict[str, str] = Field(description="listener, host, path, api, stream: in this order, as written.")
     llm: bool
 
 
@@ -74,6 +74,8 @@ def _llm_targets(answers: Answers, listener_of: dict[str, str]) -> list[Target]:
         if both_openai and w.listener == "openai":  # one listener, two APIs: told apart by path
             fields["path"] = w.path
         fields["api"] = provider
+        if answers.stream:
+            fields["stream"] = "true"  # what validate reads to know a stream fault can act on it
         targets.append(Target(name=w.target, fields=fields, llm=True))
     return targets
 

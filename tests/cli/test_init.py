@@ -43,6 +43,23 @@ def test_yes_writes_a_config_that_validates_at_once(tmp_path: Path, capsys: pyte
     assert f"# Run it:    flakeproxy contract run -c {path}  " in text and text.count("\n#") >= 5
 
 
+@pytest.mark.parametrize("mode", ["--base-urls", "--forward"])
+def test_stream_marks_the_llm_targets_and_cuts_a_stream(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: str
+) -> None:
+    path = tmp_path / "c.yaml"
+    code, out, err = init(capsys, "-y", "-c", str(path), "--stream", "--provider", "openai,gemini", mode)
+    assert (code, err) == (0, "")
+    config = load_config(path)
+    assert config.targets["openai"].stream and config.targets["gemini"].stream
+    names = [s.name for s in config.matrix]
+    assert names == ["no-chaos", "llm-rate-limited", "llm-down", "llm-truncated", "llm-stream-cut", "llm-slow"]
+    assert validate_warnings(config) == []  # the stream fault aims at targets that stream: nothing to warn about
+    assert "runs 6 scenarios" in out and "6 invariants x 6 scenarios" in out
+    code, out, err = init(capsys, "-y", "-c", str(tmp_path / "d.yaml"))
+    assert not load_config(tmp_path / "d.yaml").targets["openai"].stream and "runs 5 scenarios" in out
+
+
 @pytest.mark.parametrize("provider", PROVIDERS)
 @pytest.mark.parametrize("agent", ["http", "command", "python"])
 @pytest.mark.parametrize("mode", ["--base-urls", "--forward"])
@@ -242,6 +259,8 @@ def test_on_a_terminal_it_asks_what_no_flag_gave(tmp_path: Path) -> None:
         term.answer("https://quotes.example.com/v1")
         term.expect("Can you point its base URLs at flakeproxy? (no: it goes through HTTPS_PROXY and trusts a CA)")
         term.answer("")
+        term.expect("Does it ask its LLM for streamed (SSE) answers? [y/N]: ")
+        term.answer("y")
         term.expect("A task to give it (a golden prompt) [What can you help me with?]: ")
         term.answer("What is AAPL trading at?")
         term.expect("flakeproxy contract run")
@@ -252,4 +271,5 @@ def test_on_a_terminal_it_asks_what_no_flag_gave(tmp_path: Path) -> None:
     config = load_config(tmp_path / "flakeproxy.yaml")
     assert config.agent is not None and config.agent.type == "command" and config.agent.command == ["node", "agent.js"]
     assert list(config.targets) == ["anthropic", "quotes_example_com"] and config.proxy.forward is None
+    assert config.targets["anthropic"].stream and "llm-stream-cut" in [s.name for s in config.matrix]
     assert config.golden_prompts == ["What is AAPL trading at?"]

@@ -28,12 +28,12 @@ def upstream() -> Iterator[Upstream]:
         yield up
 
 
-def init_and_localize(folder: Path, agent_url: str, up: Upstream) -> tuple[Path, dict[str, str]]:
+def init_and_localize(folder: Path, agent_url: str, up: Upstream, *flags: str) -> tuple[Path, dict[str, str]]:
     """Run init as a user would; make its ports free and its OpenAI upstream the fake; return the config and the
     agent's settings, read from what init printed."""
     config = folder / "flakeproxy.yaml"
     args = ["init", "-y", "-c", str(config), "--endpoint", f"{agent_url}/chat", "--tool", f"{up.url}/v1",
-            "--llm-upstream", up.url, "--base-port", "9700"]  # fmt: skip
+            "--llm-upstream", up.url, "--base-port", "9700", *flags]  # fmt: skip
     out = subprocess.run([sys.executable, "-m", "flakeproxy", *args], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     ports: dict[str, str] = {}
@@ -76,3 +76,22 @@ def test_your_own_agent_under_the_starter_contract(upstream: Upstream, tmp_path:
     assert out.stderr.splitlines()[-1] == "wrote " + ", ".join(
         str(tmp_path / "out" / f) for f in ("results.json", "junit.xml", "report.html", "summary.md")
     )
+
+
+@pytest.mark.timeout(120)
+def test_an_agent_that_streams_has_its_stream_cut(upstream: Upstream, tmp_path: Path) -> None:
+    """init --stream: the LLM target says stream: true and a sixth scenario cuts the stream mid-way; the agent on
+    the SDK's streaming takes the fragment as its answer, which the starter's checks cannot tell from a whole
+    one, and the run says so."""
+    urls: dict[str, str] = {}
+    with running_app(agent_routes(urls, careful=True, stream=True), "agent") as agent_url:
+        config, settings = init_and_localize(tmp_path, agent_url, upstream, "--stream")
+        urls.update(settings)
+        out = run(config, tmp_path / "out")
+    header = next(line for line in out.stdout.splitlines() if line.startswith("invariant"))
+    assert header.split()[1:] == [*SCENARIOS[:4], "llm-stream-cut", SCENARIOS[4]]
+    assert out.returncode == 0, out.stdout + out.stderr[-3000:]
+    cut = re.search(r"^faults llm-stream-cut: decided (\d+), applied (\d+)", out.stdout, re.M)
+    assert cut and int(cut[2]) >= 1, out.stdout  # the stream was really cut, not only decided
+    said = "warning: scenario llm-stream-cut: llm_faults[0] stream_cut (applied 1) cut the LLM answers"
+    assert said in out.stderr and "reads whether an answer is whole" in out.stderr

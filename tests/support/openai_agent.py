@@ -11,8 +11,9 @@ import openai
 from aiohttp import web
 
 
-def agent_routes(urls: dict[str, str], careful: bool) -> list[web.RouteDef]:
-    """POST /chat {"message"} -> {"reply"}: a quote from its tool API, then one chat completion."""
+def agent_routes(urls: dict[str, str], careful: bool, stream: bool = False) -> list[web.RouteDef]:
+    """POST /chat {"message"} -> {"reply"}: a quote from its tool API, then one chat completion (streamed: its
+    deltas joined, as a chat UI shows them)."""
 
     async def chat(request: web.Request) -> web.Response:
         message = (await request.json())["message"]
@@ -29,8 +30,12 @@ def agent_routes(urls: dict[str, str], careful: bool) -> list[web.RouteDef]:
             quote = "unavailable"
         try:
             messages: Any = [{"role": "user", "content": f"{message} (quote: {quote})"}]
-            reply = await client.chat.completions.create(model="gpt-4o-mini", messages=messages)
-            text = reply.choices[0].message.content or ""
+            if stream:
+                chunks = await client.chat.completions.create(model="gpt-4o-mini", messages=messages, stream=True)
+                text = "".join([c.choices[0].delta.content or "" async for c in chunks if c.choices])
+            else:
+                reply = await client.chat.completions.create(model="gpt-4o-mini", messages=messages)
+                text = reply.choices[0].message.content or ""
         except openai.APIError as e:
             if not careful:
                 raise web.HTTPInternalServerError(text=str(e)) from e
