@@ -118,6 +118,16 @@ class Episode(Model):
     unsettled: int = Field(
         0, description="Exchanges still open when the episode ended, after waiting 2 s for them to reach the agent."
     )
+    late_requests: int = Field(
+        0,
+        description="Requests its agent began after it gave no reply (a lost episode), kept in this episode: the "
+        "runner waits for such an agent to stop calling before it closes the episode (attribution none or slots).",
+    )
+    still_calling: bool = Field(
+        False,
+        description="A lost episode's agent was still calling when that wait ran out (as long again as its "
+        "timeout, 5-60 s): what it sent later may be tied to the next episode.",
+    )
     traceparent: str | None = Field(
         None, description="The W3C traceparent the runner sent with the prompt: its trace id finds the episode's trace."
     )

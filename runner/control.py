@@ -234,6 +234,18 @@ class ControlClient:
             await asyncio.wait_for(asyncio.gather(*work, return_exceptions=True), left_s)
         return [e for e in episodes if e in self.open]
 
+    async def activity(self, episode: str) -> tuple[int, int]:
+        """An open episode's requests so far and how many of them are still open (their answer on its way)."""
+        count, open_, since = 0, 0, 0
+        while True:
+            query = [("episode", episode), ("since", str(since)), ("limit", "500")]
+            page = api.JournalPage.model_validate(await self.call(api.JOURNAL, query=query))
+            count += len(page.entries)
+            open_ += sum(1 for e in page.entries if not e.get("complete"))
+            if not page.next or not page.entries:
+                return count, open_
+            since = page.next
+
     async def unattributed(self, since: int = 0) -> list[dict[str, Any]]:
         """Journal entries the proxy could not tie to one open episode, after seq `since` (paged through)."""
         out: list[dict[str, Any]] = []

@@ -183,6 +183,8 @@ class ContractRun:
                     f"{'the episode ended' if done.lost else 'the agent answered'}; a fault on them that had not "
                     "reached the agent yet counts as not applied"
                 )
+            if done.still_calling or done.late_requests:
+                self.warn(late_line(done))
             if self.local:
                 self.local.check_alive()
             if after is not None:
@@ -457,3 +459,15 @@ __all__ = [
     "run_contract",
     "run_contract_async",
 ]
+
+
+def late_line(done: Episode) -> str:
+    """What an episode that got no reply did after: its late requests, kept in it, or still calling (late_calls)."""
+    head = f"warning: episode {done.id} ({done.label}): its agent gave no reply"
+    kept = f"; its {done.late_requests} late request(s) are kept in this episode" if done.late_requests else ""
+    if done.still_calling:
+        return (
+            f"{head} and was still calling through the proxy when the runner stopped waiting{kept}; what it sends "
+            "from now on may be tied to the next episode (run.attribution: header or trace tells them apart)"
+        )
+    return f"{head}, then went on calling{kept}; the runner waited for it to stop before the next episode"

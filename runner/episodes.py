@@ -24,6 +24,7 @@ from flakeproxy.runner.agents.base import Agent, Invocation
 from flakeproxy.runner.agents.python import import_object
 from flakeproxy.runner.control import ControlClient
 from flakeproxy.runner.conversation import converse, new_session
+from flakeproxy.runner.late_calls import Settled, bound_s, settle
 from flakeproxy.runner.ports import EpisodePort, Opening, ProxyPort, Records
 from flakeproxy.runner.telemetry import SpanWaits, agent_spans
 from flakeproxy.telemetry.intake import scrub_spans
@@ -154,6 +155,7 @@ class EpisodeRunner:
             await hook.begun(episode, cell)
         how = dataclasses.replace(how, cell=cell, trace=dataclasses.replace(trace, cell=cell))
         exchange = await converse(self.agent, self.ports, episode, how)
+        settled = await self._settle(cell) if exchange.reply.lost else None
         said = exchange.texts()
         records = await self._end(cell, said, following if self._merges else None)
         texts, journal = records.texts, records.journal
@@ -171,6 +173,8 @@ class EpisodeRunner:
                 "transcript": exchange.transcript(texts),
                 "journal": mark_delivery(journal, self.llm_targets),
                 "unsettled": len(records.unsettled),
+                "late_requests": settled.late if settled else 0,
+                "still_calling": settled.still_calling if settled else False,
                 "scrubbed": scrubbed_count(said, texts),
                 "traceparent": trace.traceparent,
                 "agent_spans": spans,
@@ -179,6 +183,16 @@ class EpisodeRunner:
         for hook in self.hooks:
             await hook.ended(done)
         return await self._judge_state(done)
+
+    async def _settle(self, cell: str) -> Settled | None:
+        """An episode that got no reply, where a late request would be tied to the next episode open (attribution
+        none or slots): kept open until its agent stops calling (runner/late_calls.py)."""
+        if self.control is None or self.config.run.attribution not in ("none", "slots"):
+            return None
+        if not (self.ports and isinstance(self.ports[0], ProxyPort)):
+            return None
+        timeout_ms = self.config.agent.timeout_ms if self.config.agent is not None else 30000
+        return await settle(self.control, cell, bound_s(timeout_ms))
 
     async def _end(self, cell: str, texts: list[str | None], following: Episode | None = None) -> Records:
         """Every port's records of the episode, as they gave them: each redacted its own where it made them, and

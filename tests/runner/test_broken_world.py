@@ -203,8 +203,40 @@ def test_a_traffic_check_cannot_pass_an_episode_whose_agent_timed_out(tmp_path: 
     assert hung.outcome == "error", hung.reason
     assert hung.reason == (
         "agent error: agent timed out after 1000 ms; what it called after the episode ended was not seen, so its "
-        "traffic cannot pass (seen: at most 1 call per target (market_data_api; max 2))"
-    )
+        "traffic cannot pass (seen: at most 2 calls per target (market_data_api; max 2))"
+    )  # the hung call and the SDK's retry once it timed out: the runner waited for the agent to stop calling
     [episode] = [e for e in result.episodes if e.scenario == "tool-hangs"]
     calm = [e for e in result.episodes if e.scenario == "no-chaos"]
     assert episode.lost and not any(e.lost for e in calm)
+
+
+def test_a_timed_out_agents_late_calls_stay_in_its_own_episode(tmp_path: Path) -> None:
+    """A trial's agent went on working after the runner's timeout: its next LLM call landed in the next episode,
+    got that episode's 503 and FAILed its call count. With episodes one at a time (no header to tell them apart)
+    the runner now keeps a lost episode open until its agent stops calling: the late call is its own."""
+    invariants = [
+        {"id": "one-llm-call", "type": "call_count", "target": "llm", "max": 1},
+        {"id": "answers", "type": "completes"},
+    ]
+    slow = {"tool": "market_data_api", "mode": "slow", "delay_ms": 1500}
+    matrix = [{"name": "no-chaos"}, {"name": "tool-slow", "tool_faults": [slow]},
+              {"name": "llm-down", "llm_faults": [{"mode": "error", "error_code": 503}]}]  # fmt: skip
+    with world(tmp_path, invariants=invariants, matrix=matrix) as w:
+        w.data["agent"]["timeout_ms"] = 1000
+        w.config.write_text(yaml.safe_dump(w.data, sort_keys=False))
+        result = run(w.config)
+        assert w.upstream.count("/v1/chat/completions") == 2  # calm's, tool-slow's late one; llm-down's got a 503
+    by = {e.scenario: e for e in result.episodes}
+    late, down = by["tool-slow"], by["llm-down"]
+    assert late.lost and late.late_requests == 1 and not late.still_calling
+    assert [(e["url"].rsplit("/", 1)[-1], e["status"]) for e in late.journal] == [
+        ("quotes?symbol=AAPL", 200), ("completions", 200)]  # fmt: skip
+    assert [e["status"] for e in down.journal if e["url"].endswith("/completions")] == [503]  # its own call alone
+    cells = {(c.invariant, c.scenario): c for c in result.cells}
+    assert cells[("one-llm-call", "llm-down")].outcome == "pass"
+    assert cells[("one-llm-call", "tool-slow")].outcome == "error"  # lost: its traffic cannot pass
+    said = next(n for n in result.warnings if f"episode {late.id}" in n)
+    assert said.endswith(
+        "its agent gave no reply, then went on calling; its 1 late request(s) are kept in this episode; the runner "
+        "waited for it to stop before the next episode"
+    )
