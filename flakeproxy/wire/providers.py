@@ -19,6 +19,33 @@ from flakeproxy.wire.sse import SseEvent, format_event
 TextFn = Callable[[str], str]
 ToolFn = Callable[[str, str], tuple[str, str]]  # (name, arguments JSON) -> (name, arguments JSON)
 
+
+class StreamText:
+    """One stream's text transform that remembers what each text part's deltas became, for the events that repeat
+    a part whole: OpenAI Responses streams it again in output_text.done, content_part.done, output_item.done and
+    response.completed, and the SDKs build the answer from those (the Agents SDK from response.completed), so a
+    rewrite of the deltas alone reached nothing the agent kept. A part is keyed by its output and content index."""
+
+    def __init__(self, fn: TextFn) -> None:
+        self.fn = fn
+        self.parts: dict[tuple[Any, Any], list[str]] = {}
+
+    def __call__(self, text: str) -> str:
+        return self.fn(text)
+
+    def delta(self, key: tuple[Any, Any], text: str) -> str:
+        out = self.fn(text)
+        self.parts.setdefault(key, []).append(out)
+        return out
+
+    def whole(self, key: tuple[Any, Any], text: str) -> str:
+        """The part as its deltas became, the same in every event that repeats it (one with no deltas: the
+        transform's answer to it whole, once)."""
+        if key not in self.parts:
+            self.parts[key] = [self.fn(text)]
+        return "".join(self.parts[key])
+
+
 STATUS_TEXT = {
     400: "Bad request",
     401: "Unauthorized",
@@ -163,11 +190,13 @@ class OpenAIResponses(OpenAIChat):
         if not isinstance(data, dict):
             return event.raw
         kind = data.get("type", "")
+        key = (data.get("output_index"), data.get("content_index"))
         if text and kind == "response.output_text.delta" and isinstance(data.get("delta"), str):
-            data["delta"] = text(data["delta"])
+            data["delta"] = text.delta(key, data["delta"]) if isinstance(text, StreamText) else text(data["delta"])
         elif text and kind == "response.output_text.done" and isinstance(data.get("text"), str):
-            whole = getattr(text, "whole", None)  # a per-stream transform knows what the deltas became
-            data["text"] = whole(data["text"]) if whole else text(data["text"])
+            data["text"] = self._whole(text, key, data["text"])
+        elif text and kind == "response.content_part.done" and _is_text(data.get("part")):
+            data["part"]["text"] = self._whole(text, key, data["part"]["text"])
         elif tool and kind == "response.function_call_arguments.delta":
             before = data.get("delta", "")
             data["delta"] = tool("", before)[1]
@@ -177,13 +206,41 @@ class OpenAIResponses(OpenAIChat):
             whole_args = getattr(tool, "whole", None)  # a per-stream transform knows what the deltas became
             args = data.get("arguments", "")
             data["arguments"] = whole_args(args) if whole_args else tool("", args)[1]
-        elif (whole_args := getattr(tool, "whole", None)) and kind == "response.completed":
-            for item in (data.get("response") or {}).get("output") or []:
-                if item.get("type") == "function_call":  # the final answer repeats what the deltas became
-                    item["arguments"] = whole_args(item.get("arguments", ""))
+        elif kind == "response.output_item.done" and isinstance(data.get("item"), dict):
+            if not self._items([data["item"]], text, tool, data.get("output_index")):
+                return event.raw
+        elif kind in ("response.completed", "response.incomplete") and isinstance(data.get("response"), dict):
+            if not self._items(data["response"].get("output") or [], text, tool):
+                return event.raw
         else:
             return event.raw
         return format_event(data, event.event)
+
+    @staticmethod
+    def _whole(text: TextFn, key: tuple[Any, Any], original: str) -> str:
+        if isinstance(text, StreamText):
+            return text.whole(key, original)
+        whole = getattr(text, "whole", None)  # a per-stream transform knows what the deltas became
+        return str(whole(original)) if whole else text(original)
+
+    def _items(self, items: list[Any], text: TextFn | None, tool: ToolFn | None, index: Any = None) -> bool:
+        """The output items an event repeats whole (output_item.done: one, at `index`; response.completed: all),
+        their text parts and tool arguments as the deltas became (those of a per-stream transform only: another
+        rewrote each delta on its own); whether any changed."""
+        changed = False
+        whole_args = getattr(tool, "whole", None)
+        for n, item in enumerate(items):
+            if not isinstance(item, dict):
+                continue
+            at = index if index is not None else n
+            for c, part in enumerate(item.get("content") or [] if isinstance(text, StreamText) else []):
+                if _is_text(part):
+                    before, part["text"] = part["text"], self._whole(text, (at, c), part["text"])  # type: ignore[arg-type]
+                    changed = changed or part["text"] != before
+            if whole_args and item.get("type") == "function_call":  # the final answer repeats what the deltas became
+                before, item["arguments"] = item.get("arguments", ""), whole_args(item.get("arguments", ""))
+                changed = changed or item["arguments"] != before
+        return changed
 
     def is_terminal(self, event: SseEvent) -> bool:
         return (event.event or "") in ("response.completed", "response.incomplete", "response.failed")
@@ -280,3 +337,7 @@ def provider(api: str | None) -> Plain | Gemini:
 def llm_provider(api: str | None) -> LlmProvider:
     """The LLM provider for api; OpenAI's shape when the call was aimed at without an api."""
     return LLM_PROVIDERS[api or "openai"]
+
+
+def _is_text(part: Any) -> bool:
+    return isinstance(part, dict) and part.get("type") == "output_text" and isinstance(part.get("text"), str)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from flakeproxy.wire.providers import LlmProvider, TextFn, ToolFn
+from flakeproxy.wire.providers import LlmProvider, StreamText, TextFn, ToolFn
 from flakeproxy.wire.sse import SseEvent, SseParser, format_event, parse_event
 from flakeproxy.wire.text import WordBudget
 
@@ -105,7 +105,8 @@ class MapEvents(EventStream):
 
     def __init__(self, provider: LlmProvider, text: TextFn | None, tool: ToolFn | None) -> None:
         super().__init__()
-        self.provider, self.text, self.tool = provider, text, tool
+        self.provider, self.tool = provider, tool
+        self.text = StreamText(text) if text is not None else None  # this stream's parts, as their deltas became
 
     def on_event(self, event: SseEvent) -> bytes:
         return unless_same(event, bytes(self.provider.map_event(event, self.text, self.tool)))

@@ -239,3 +239,36 @@ def test_anthropic_stream_reset_surfaces_the_transport_error(world: tuple[Upstre
     with pytest.raises(Exception, match="incomplete chunked read") as info:
         claude_stream(proxy)
     assert type(info.value).__name__ == "RemoteProtocolError"
+
+
+# -- a rewrite of a Responses stream reaches what the SDK keeps: the part, the item and the response repeat it whole
+
+
+@pytest.mark.parametrize(
+    ("fault", "expect"),
+    [
+        ({"mode": "garbage", "text": "##@@ gibberish"}, "##@@ gibberish"),
+        ({"mode": "response_drift", "drift_type": "format_change"}, "- " + ANSWER),
+    ],
+    ids=["garbage", "response_drift"],
+)
+def test_a_responses_stream_rewrite_is_the_answer_the_sdk_keeps(
+    world: tuple[Upstream, Proxy], fault: dict[str, Any], expect: str
+) -> None:
+    """A trial's Agents SDK agent got the calm answer under `garbage` (only the deltas were rewritten; it reads
+    response.completed) and was FAILed for it. Every event that repeats the text now carries what the deltas became."""
+    _, proxy = world
+    cell = scenario(proxy, llm_faults=[{"tool": "responses", **fault}])
+    deltas = ""
+    with oai(proxy).responses.stream(model="m", input="What is AAPL trading at?") as stream:
+        for event in stream:
+            if event.type == "response.output_text.delta":
+                deltas += event.delta
+            elif event.type in ("response.output_text.done", "response.content_part.done"):
+                assert (event.text if hasattr(event, "text") else event.part.text) == deltas
+            elif event.type == "response.output_item.done":
+                assert event.item.content[0].text == deltas
+        final = stream.get_final_response()
+    assert deltas.startswith(expect[:12]) and final.output_text == deltas != ANSWER
+    [entry] = proxy.control.end(cell)
+    assert entry["fault"]["applied"] is True

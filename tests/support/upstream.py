@@ -217,6 +217,13 @@ def responses_events(body: dict[str, Any]) -> list[bytes]:
             _sse({"type": "response.completed", "response": done, "sequence_number": 4}, "response.completed")
         )
         return events
+    opened = {"type": "message", "id": "msg_1", "role": "assistant", "status": "in_progress", "content": []}
+    events.append(_sse({"type": "response.output_item.added", "output_index": 0, "item": opened,
+                        "sequence_number": n}, "response.output_item.added"))  # fmt: skip
+    blank = {"type": "output_text", "text": "", "annotations": []}
+    added = {"item_id": "msg_1", "output_index": 0, "content_index": 0, "part": blank, "sequence_number": n + 1}
+    events.append(_sse({"type": "response.content_part.added", **added}, "response.content_part.added"))
+    n += 2
     for word in _words(ANSWER):
         data = {
             "type": "response.output_text.delta",
@@ -228,7 +235,18 @@ def responses_events(body: dict[str, Any]) -> list[bytes]:
         }
         events.append(_sse(data, "response.output_text.delta"))
         n += 1
-    events.append(_sse({"type": "response.completed", "response": done, "sequence_number": n}, "response.completed"))
+    # then, as the real API streams it, the part, the item and the response again whole (the SDKs build the answer
+    # from these: the Agents SDK from response.completed)
+    message, part = done["output"][0], done["output"][0]["content"][0]
+    at = {"item_id": "msg_1", "output_index": 0, "content_index": 0}
+    for kind, data in (
+        ("response.output_text.done", {**at, "text": ANSWER}),
+        ("response.content_part.done", {**at, "part": part}),
+        ("response.output_item.done", {"output_index": 0, "item": message}),
+        ("response.completed", {"response": done}),
+    ):
+        events.append(_sse({"type": kind, **data, "sequence_number": n}, kind))
+        n += 1
     return events
 
 
@@ -334,5 +352,6 @@ class RunningUpstream:
 SDK_TARGETS = {
     "chat": {"listener": "llm", "path": "/v1/chat/completions", "api": "openai"},
     "claude": {"listener": "llm", "path": "/v1/messages", "api": "anthropic"},
+    "responses": {"listener": "llm", "path": "/v1/responses", "api": "openai-responses"},
 }
 QUESTION: list[dict[str, str]] = [{"role": "user", "content": "What is AAPL trading at?"}]
