@@ -36,6 +36,7 @@ from flakeproxy.wire.usage_meter import Ending, UsageMeter
 KEY = "flakeproxy"
 REQUEST_PASS = "flakeproxy.request"
 ATTRIBUTION = "flakeproxy.episode"
+NAMED = "flakeproxy.named"  # the episode a request named that was not open
 #: An LLM call's usage while its answer is under way (the journal may be read before it ends)
 UNFINISHED = unknown("the answer had not ended when the journal was read").to_json()
 #: The largest request body read whole to find its episode in MCP `params._meta` when its headers name none.
@@ -82,6 +83,8 @@ class FaultAddon:
                 slot=self._slot(flow),
             )
             flow.metadata[ATTRIBUTION] = self.injector.attribute(clues)
+            if flow.metadata[ATTRIBUTION][0] is None and (gone := self.injector.named_gone(clues)) is not None:
+                flow.metadata[NAMED] = gone[:128]
         attributed: tuple[str | None, list[str]] = flow.metadata[ATTRIBUTION]
         return attributed
 
@@ -137,6 +140,7 @@ class FaultAddon:
             listener=call.listener,
             slot=self._slot(flow),
             turn=self.injector.turn_of(episode),
+            named_episode=flow.metadata.get(NAMED),
             targets=list(call.targets),
             method=call.method,
             url=call.url,

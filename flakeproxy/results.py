@@ -123,6 +123,12 @@ class Episode(Model):
         description="Requests its agent began after it gave no reply (a lost episode), kept in this episode: the "
         "runner waits for such an agent to stop calling before it closes the episode (attribution none or slots).",
     )
+    late_unattributed: int = Field(
+        0,
+        description="Requests that named this episode (its header, baggage or trace) after it had ended: no other "
+        "episode's, and outside its journal (results.json unattributed_journal, named_episode); its traffic checks "
+        "cannot PASS once the runner has read them.",
+    )
     still_calling: bool = Field(
         False,
         description="A lost episode's agent was still calling when that wait ran out (as long again as its "

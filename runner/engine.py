@@ -12,7 +12,7 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from flakeproxy.config import FlakeproxyConfig
 from flakeproxy.config.settings import HttpMockService
@@ -234,6 +234,7 @@ class ContractRun:
         self._loose_seen.update(e.get("seq", 0) for e in loose)
         for entry in loose:
             self._loose_by_cell.update(set(entry.get("episode_candidates") or []))
+        late = self._named_late(loose)
         for episode in self.done.values():
             episode.unattributed = self._loose_by_cell[episode.cell_id or ""]
         # kept once complete (a request still open has no fault outcome yet: read again next time), or at the end
@@ -247,7 +248,9 @@ class ContractRun:
         self.result.unattributed_journal += kept  # redacted by the proxy, as GET /journal gives every entry
         self.result.unattributed_requests += len(loose)
         self.spent.charge(loose_spend(self.config, kept) or Spend(), kept, unattributed=True)  # this run's spend
-        if loose and not self._warned_loose:
+        if late:
+            self.warn(late_named_line(late))
+        if len(loose) > sum(late.values()) and not self._warned_loose:
             self._warned_loose = True
             self.warn(
                 "warning: proxied requests could not be attributed to an episode (sent while no episode, or "
@@ -256,6 +259,19 @@ class ContractRun:
             )
         if final:  # after the last episode of a step: what no episode could be tied to counts against run.budget too
             self._check_budget()
+
+    def _named_late(self, loose: list[dict[str, Any]]) -> dict[str, int]:
+        """The requests among `loose` that named an episode of this run after it had ended (the proxy tied them to
+        no other): counted on it (Episode.late_unattributed); {episode label: how many}."""
+        by_cell = {e.cell_id: e for e in self.done.values() if e.cell_id}
+        late: dict[str, int] = {}
+        for entry in loose:
+            episode = by_cell.get(entry.get("named_episode") or "")
+            if episode is not None:
+                episode.late_unattributed += 1
+                name = f"{episode.id} ({episode.label})"
+                late[name] = late.get(name, 0) + 1
+        return late
 
     def _loose_news(self) -> bool:
         """Whether the proxy may hold unattributed requests this run has not read (or read still open): the last
@@ -471,3 +487,14 @@ def late_line(done: Episode) -> str:
             "from now on may be tied to the next episode (run.attribution: header or trace tells them apart)"
         )
     return f"{head}, then went on calling{kept}; the runner waited for it to stop before the next episode"
+
+
+def late_named_line(late: dict[str, int]) -> str:
+    """The requests that named an episode after it had ended (read in one go): which, and what became of them."""
+    named = ", ".join(f"{name} x{n}" if n > 1 else name for name, n in late.items())
+    return (
+        f"warning: {sum(late.values())} request(s) named an episode of this run after it had ended ({named}): its "
+        "agent was still calling (a retry after the runner's timeout, work in the background); the proxy tied them "
+        "to no other episode and broke none of them; they are in results.json's unattributed_journal "
+        "(named_episode), and a journal check of the episode they name cannot PASS once they are read"
+    )

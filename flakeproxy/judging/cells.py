@@ -141,6 +141,13 @@ def _verdict(invariant: Invariant, episode: Episode, ctx: Context) -> Verdict:
         )
     verdict = invariant.evaluate(observe(episode, ctx))
     verdict = negated(verdict) if invariant.negate else verdict
+    if invariant.reads_journal and episode.late_unattributed and verdict.outcome == "pass":
+        return Verdict(
+            "error",
+            f"{episode.late_unattributed} request(s) named this episode after it had ended (results.json "
+            f"unattributed_journal, named_episode): its journal is not all it called, so its traffic cannot pass "
+            f"(seen: {verdict.reason})",
+        )
     if invariant.reads_journal and episode.lost and verdict.outcome == "pass":
         return Verdict(
             "error",

@@ -17,6 +17,7 @@ from flakeproxy.wire.action import Action
 from flakeproxy.wire.call import Call, TargetSpec, is_ws_upgrade
 
 SHARED = "_"  # counter key for requests that belong to no single episode
+ENDED_TRACES = 4096  # the trace ids of the last episodes ended, to know their late requests
 #: What an episode id may be: it goes into URLs (POST /episodes/{id}/end) and headers as it is.
 EPISODE_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 
@@ -104,6 +105,7 @@ class Injector:
         self.episodes: dict[str, Episode] = {}
         self._shared = Episode(SHARED)
         self._ids = itertools.count(1)
+        self._ended_traces: dict[str, str] = {}  # trace id -> the episode that ended with it
 
     def set_scenario(self, scenario: Scenario | None, seed: int) -> None:
         self.scenario, self.seed = scenario, seed
@@ -116,6 +118,7 @@ class Injector:
     def reset(self) -> None:
         self.set_scenario(None, 0)
         self.episodes.clear()
+        self._ended_traces.clear()
 
     def begin_episode(
         self,
@@ -157,14 +160,33 @@ class Injector:
         return episode.turn if episode is not None else None
 
     def end_episode(self, episode_id: str) -> Episode:
-        return self.episodes.pop(episode_id)
+        episode = self.episodes.pop(episode_id)
+        if episode.trace_id is not None:  # its late requests, by their trace, are still its own, not the open one's
+            self._ended_traces[episode.trace_id] = episode.id
+            while len(self._ended_traces) > ENDED_TRACES:
+                del self._ended_traces[next(iter(self._ended_traces))]
+        return episode
+
+    def named_gone(self, clues: Clues) -> str | None:
+        """The episode a request names that is not open (by header or baggage: any name; by trace id: an episode
+        that ended here), or None: such a request belongs to no open episode."""
+        for named in (clues.header, clues.baggage_episode):
+            if named and named not in self.episodes:
+                return named
+        if clues.trace_id is not None and not any(e.trace_id == clues.trace_id for e in self.episodes.values()):
+            return self._ended_traces.get(clues.trace_id)
+        return None
 
     def attribute(self, clues: Clues) -> tuple[str | None, list[str]]:
         """The episode a request belongs to, exactly: named by the episode header, by its baggage or trace id, by the
-        slot its listener serves, or the only open episode; else None and the candidates (never a guess)."""
+        slot its listener serves, or the only open episode; else None and the candidates (never a guess). A request
+        that names an episode not open (one that ended: a timed-out agent's retry) is none's: it was never the
+        only open episode's, whose faults it got before (a trial's false FAIL)."""
         for named in (clues.header, clues.baggage_episode):
             if named and named in self.episodes:
                 return named, []
+        if self.named_gone(clues) is not None:
+            return None, []
         if clues.trace_id is not None:
             for episode in self.episodes.values():
                 if episode.trace_id == clues.trace_id:

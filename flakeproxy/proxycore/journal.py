@@ -96,6 +96,9 @@ class JournalEntry:
     fault: dict[str, Any] | None = None
     slot: int | None = None  # the slot of listeners the request came in on (proxy.slots)
     turn: int | None = None  # the turn of its episode's conversation (None: never told one; left out of the JSON)
+    #: the episode its header or baggage named when that one was not open (it had ended, or never was): the
+    #: request is none's; None (left out of the JSON) when it named none, or an open one
+    named_episode: str | None = None
     upstream_called: bool = True
     status: int | None = None
     latency_ms: float | None = None
@@ -129,6 +132,8 @@ class JournalEntry:
         data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _LIVE}
         if self.turn is None:
             del data["turn"]  # a one-turn prompt's entries look as they always did
+        if self.named_episode is None:
+            del data["named_episode"]
         data["websocket"] = self.ws.to_json() if self.ws is not None else None
         if self.fault is not None:
             data["fault"] = fault_json(self.fault, self.coverage)

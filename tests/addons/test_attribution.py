@@ -113,6 +113,35 @@ def slotted_config(upstream: str, slots: int = 2) -> str:
     return yaml.safe_dump(data)
 
 
+@pytest.mark.parametrize("how", ["header", "baggage", "trace"])
+def test_a_request_naming_an_episode_that_ended_is_none_s_and_unbroken(world: tuple[Upstream, Proxy], how: str) -> None:
+    """A trial's agent retried after the runner's timeout, still naming its episode: the proxy gave the retry to
+    the only episode open, the next one, whose 500 it got (a false FAIL there). Now it is none's, passes
+    unfaulted, and its journal entry says whom it named; one that names an episode never opened likewise."""
+    up, proxy = world
+    control, url = proxy.control, proxy.listeners["tools"]
+    ended = control.ok("POST", "/episodes", {"label": "a", "scenario": None, "trace_id": TRACE_A})["id"]
+    control.end(ended)
+    down = control.ok("POST", "/episodes", {"label": "b", "scenario": "down", "trace_id": TRACE_B})["id"]
+    named = {
+        "header": {"x-flakeproxy-cell": ended},
+        "baggage": {"baggage": f"flakeproxy.episode={ended}"},
+        "trace": {"traceparent": traceparent(TRACE_A)},
+    }[how]
+    before = up.count("/v1/quotes")
+    assert fetch(url, "/v1/quotes", headers=named).status == 200  # not the open episode's 503
+    assert up.count("/v1/quotes") == before + 1
+    if how == "header":
+        assert fetch(url, "/v1/quotes", headers={"x-flakeproxy-cell": "never-opened"}).status == 200
+    assert fetch(url, "/v1/quotes").status == 503  # naming none: the only open episode's, as before
+    loose = control.ok("GET", "/journal?unattributed=1")["entries"]
+    assert [(e["episode"], e["named_episode"], e["fault"]) for e in loose] == [(None, ended, None)] + (
+        [(None, "never-opened", None)] if how == "header" else []
+    )
+    journal = control.end(down)
+    assert [(e["status"], "named_episode" in e) for e in journal] == [(503, False)]
+
+
 def test_slots_tie_requests_to_the_episode_their_slot_runs() -> None:
     with RunningUpstream() as up, running_proxy(slotted_config(up.url)) as proxy:
         health = proxy.control.ok("GET", "/healthz")

@@ -5,6 +5,7 @@ Real proxy, real upstream, real agent."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import yaml
 
 from tests.runner.world import INVARIANTS, MATRIX, TARGETS, cli, run, world
 from tests.support.failing import Script
-from tests.support.loops import free_port
+from tests.support.loops import free_port, running_app
 from tests.support.upstream import RunningUpstream
 
 COMPLETES = {"id": "answers", "type": "completes", "severity": "critical"}
@@ -240,3 +241,50 @@ def test_a_timed_out_agents_late_calls_stay_in_its_own_episode(tmp_path: Path) -
         "its agent gave no reply, then went on calling; its 1 late request(s) are kept in this episode; the runner "
         "waited for it to stop before the next episode"
     )
+
+
+def test_a_late_call_naming_its_ended_episode_is_no_other_episodes(tmp_path: Path) -> None:
+    """With header attribution a timed-out agent's late call still names its episode: the proxy gave it to the
+    only episode open (a trial's retries got the next episode's 500s and FAILed its retry bound). Now it is none's,
+    unbroken, counted on the episode it names, and said. The agent thinks 1.5 s (past its 1 s) before it calls
+    on a prompt that says "slow"."""
+    from aiohttp import ClientSession, web
+
+    tools: dict[str, str] = {}
+
+    async def chat(request: web.Request) -> web.Response:
+        message, cell = (await request.json())["message"], request.headers["x-flakeproxy-cell"]
+        if "slow" in message:
+            await asyncio.sleep(1.5)
+        async with (
+            ClientSession() as http,
+            http.get(f"{tools['url']}/v1/quotes", headers={"x-flakeproxy-cell": cell}) as r,
+        ):
+            return web.json_response({"reply": f"the quote service said {r.status}"})
+
+    once = {"id": "quotes-once", "type": "call_count", "target": "market_data_api", "max": 1}
+    invariants = [{"id": "answers", "type": "completes"}, once]
+    matrix = [
+        {"name": "no-chaos"},
+        {"name": "tool-down", "tool_faults": [{"tool": "market_data_api", "mode": "error"}]},
+    ]
+    by_header = {"attribution": "header"}
+    with (
+        running_app([web.post("/chat", chat)], "late-agent") as agent,
+        world(tmp_path, invariants=invariants, matrix=matrix, run=by_header) as w,
+    ):
+        tools["url"] = "http://" + w.data["proxy"]["listeners"][0]["listen"]
+        w.data["agent"] = {"type": "http", "endpoint": f"{agent}/chat", "request_template": {"message": "{prompt}"},
+                           "response_path": "$.reply", "timeout_ms": 1000}  # fmt: skip
+        w.data["golden_prompts"] = ["quick: AAPL?", "slow: AAPL?"]
+        w.config.write_text(yaml.safe_dump(w.data, sort_keys=False))
+        result = run(w.config)
+    by = {(e.scenario, e.prompt_index): e for e in result.episodes}
+    calm_slow, down_slow = by[("no-chaos", 1)], by[("tool-down", 1)]
+    assert calm_slow.lost and down_slow.lost and calm_slow.late_requests == 0  # header attribution: no wait
+    assert down_slow.journal == []  # the calm episode's late call, made while this one ran, is not its own
+    late = [e for e in result.unattributed_journal if e.get("named_episode") == calm_slow.cell_id]
+    assert [(e["url"].rsplit("/", 1)[-1], e["status"], e["fault"]) for e in late] == [("quotes", 200, None)]
+    assert calm_slow.late_unattributed == 1
+    said = next(n for n in result.warnings if "named an episode of this run after it had ended" in n)
+    assert f"({calm_slow.id} ({calm_slow.label}))" in said
