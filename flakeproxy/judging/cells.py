@@ -141,18 +141,21 @@ def _verdict(invariant: Invariant, episode: Episode, ctx: Context) -> Verdict:
         )
     verdict = invariant.evaluate(observe(episode, ctx))
     verdict = negated(verdict) if invariant.negate else verdict
-    if invariant.reads_journal and episode.late_unattributed and verdict.outcome == "pass":
+    # a pass, or an n/a that rests on what the journal lacks ("the agent did not retry"), claims the whole of
+    # what the agent called: not for an episode whose journal may not hold it all
+    unseen = invariant.reads_journal and verdict.outcome in ("pass", "not_applicable")
+    if unseen and episode.late_unattributed:
         return Verdict(
             "error",
             f"{episode.late_unattributed} request(s) named this episode after it had ended (results.json "
-            f"unattributed_journal, named_episode): its journal is not all it called, so its traffic cannot pass "
-            f"(seen: {verdict.reason})",
+            f"unattributed_journal, named_episode): its journal is not all it called, so its traffic cannot "
+            f"{'pass' if verdict.outcome == 'pass' else 'be n/a'} (seen: {verdict.reason})",
         )
-    if invariant.reads_journal and episode.lost and verdict.outcome == "pass":
+    if unseen and episode.lost:
         return Verdict(
             "error",
             f"agent error: {episode.error}; what it called after the episode ended was not seen, so its traffic "
-            f"cannot pass (seen: {verdict.reason})",
+            f"cannot {'pass' if verdict.outcome == 'pass' else 'be n/a'} (seen: {verdict.reason})",
         )
     return judge_repeated_secrets(invariant, verdict, episode.scrubbed)
 

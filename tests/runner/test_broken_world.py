@@ -191,6 +191,7 @@ def test_a_traffic_check_cannot_pass_an_episode_whose_agent_timed_out(tmp_path: 
     invariants = [
         {"id": "few-quote-calls", "type": "max_tool_calls", "max": 2, "targets": ["market_data_api"]},
         {"id": "answers", "type": "completes"},
+        {"id": "waits", "type": "retry_after_respected", "target": "llm"},
     ]
     hang = {"tool": "market_data_api", "mode": "timeout", "delay_ms": 3000}
     matrix = [{"name": "no-chaos"}, {"name": "tool-hangs", "tool_faults": [hang]}]
@@ -209,6 +210,11 @@ def test_a_traffic_check_cannot_pass_an_episode_whose_agent_timed_out(tmp_path: 
     [episode] = [e for e in result.episodes if e.scenario == "tool-hangs"]
     calm = [e for e in result.episodes if e.scenario == "no-chaos"]
     assert episode.lost and not any(e.lost for e in calm)
+    # an n/a that rests on what the journal lacks (a trial's "the agent did not retry" on a killed agent) is no
+    # more seen than a pass
+    assert cells[("waits", "no-chaos")].outcome == "not_applicable"
+    waits = cells[("waits", "tool-hangs")]
+    assert waits.outcome == "error" and "so its traffic cannot be n/a (seen: " in waits.reason, waits.reason
 
 
 def test_a_timed_out_agents_late_calls_stay_in_its_own_episode(tmp_path: Path) -> None:
