@@ -112,8 +112,19 @@ def _check_matrix(config: WireConfig) -> None:
     base = config.matrix_loc
     _unique([s.name for s in config.matrix], lambda i: (*base, i, "name"), "scenario name")
     agent = config.agent
+    on_the_wire = [n for n, t in config.targets.items() if not t.api]  # tool targets the proxy breaks
+
+    def wrapped(fault: Fault) -> bool:
+        """Whether a tool fault needs the agent's tools wrapped: it aims at no tool target on the wire (a python
+        agent whose tool calls an HTTP API through a listener needs no wrapping: a trial's was refused)."""
+        if fault.match_url:
+            return False
+        return not (on_the_wire and glob_matches(fault.tool or "*", on_the_wire))
+
     uses_tool_faults = any(
-        s.tool_faults or any(not isinstance(a, LLM_ATTACKS) for a in s.context_attacks) for s in config.matrix
+        any(wrapped(f) for f in s.tool_faults)
+        or any(not isinstance(a, LLM_ATTACKS) and wrapped(a) for a in s.context_attacks)
+        for s in config.matrix
     )
     problem = agent.tool_faults_problem() if agent is not None else None
     if uses_tool_faults and problem:

@@ -295,8 +295,8 @@ CASES = [
         r"contract\.chaos_matrix: chaos_matrix is given twice \(top level and under contract\); keep one",
     ),
     (
-        "python-agent-tool-faults-without-tools",
-        BASE.replace(HTTP_AGENT, PYTHON_AGENT),
+        "python-agent-tool-faults-without-tools",  # aimed at a python tool, not at a target on the wire
+        BASE.replace(HTTP_AGENT, PYTHON_AGENT).replace("      - tool: market_data_api", "      - tool: get_quote"),
         2,
         r"agent: tool faults on a python agent need agent\.tools .* or agent\.tool_registry",
     ),

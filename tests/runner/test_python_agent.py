@@ -187,3 +187,58 @@ def test_an_exception_from_a_sync_agent_is_freed_without_the_garbage_collector()
         assert refs and refs[0]() is None, "the exception is alive until gc runs"
     finally:
         gc.enable()
+
+
+AGENT_ON_THE_WIRE = """
+import json
+import urllib.error
+import urllib.request
+
+import flakeproxy
+
+
+def run(prompt):
+    url = flakeproxy.listener_url("tools") + "/v1/quotes?symbol=AAPL"
+    try:
+        with urllib.request.urlopen(url, timeout=5) as reply:
+            return f"AAPL is at {json.load(reply)['price']}, according to the quote service"
+    except urllib.error.HTTPError as e:
+        return f"the quote service is unavailable ({e.code}), so no price"
+"""
+
+
+def test_a_python_agent_whose_tool_is_an_http_api_gets_its_faults_on_the_wire(tmp_path: Path) -> None:
+    """A trial's python agent called its tool API through a listener: its tool faults were refused ("need
+    agent.tools or agent.tool_registry"), though the proxy breaks that call on the wire, wrapping nothing."""
+    import yaml
+
+    from tests.support.loops import free_port
+    from tests.support.upstream import RunningUpstream
+
+    (tmp_path / "wire_agent.py").write_text(AGENT_ON_THE_WIRE)
+    with RunningUpstream() as up:
+        config = {
+            "version": "2.0",
+            "agent": {"type": "python", "callable": "wire_agent:run"},
+            "proxy": {
+                "admin": f"127.0.0.1:{free_port()}",
+                "listeners": [{"name": "tools", "listen": f"127.0.0.1:{free_port()}", "upstream": up.url}],
+            },
+            "targets": {"quotes": {"listener": "tools", "path": "/v1/quotes*"}},
+            "golden_prompts": ["What is AAPL trading at?"],
+            "contract": {"name": "c", "invariants": [
+                {"id": "cites", "type": "regex", "pattern": "according to|unavailable", "severity": "critical"}]},
+            "chaos_matrix": [{"name": "calm"}, {"name": "quotes-down",
+                             "tool_faults": [{"tool": "quotes", "mode": "error", "error_code": 503}]}],
+        }  # fmt: skip
+        path = tmp_path / "flakeproxy.yaml"
+        path.write_text(yaml.safe_dump(config))
+        out = cli(path, "-o", str(tmp_path / "out"), cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "faults quotes-down: decided 1, applied 1" in out.stdout
+    import json
+
+    episodes = json.loads((tmp_path / "out" / "results.json").read_text())["episodes"]
+    answers = {e["scenario"]: e["answer"] for e in episodes if e["scenario"] in ("calm", "quotes-down")}
+    assert answers == {"calm": "AAPL is at 189.5, according to the quote service",
+                       "quotes-down": "the quote service is unavailable (503), so no price"}  # fmt: skip
