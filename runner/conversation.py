@@ -84,7 +84,7 @@ async def converse(agent: Agent, ports: Sequence[EpisodePort], episode: Episode,
             history.append({"role": "user", "content": text})
             if reply.text is not None:
                 history.append({"role": "assistant", "content": reply.text})
-            if reply.lost:  # no reply at all: the conversation is broken, its later turns are not sent
+            if reply.lost or reply.late:  # no reply in time: the conversation is broken, its later turns not sent
                 break
     finally:
         await end_session(agent, how)

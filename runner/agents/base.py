@@ -26,6 +26,9 @@ class Reply:
     #: no reply came back at all (it timed out, the agent hung up mid-request or its process exited): what the agent
     #: holds after this turn is unknown, so a conversation stops here (runner/conversation.py)
     lost: bool = False
+    #: it answered, but past timeout_ms (an async python agent that held its loop): timed out as any agent's late
+    #: answer is, though it finished; a conversation stops here too, as on any timeout
+    late: bool = False
 
 
 #: One message of a conversation's history: {"role": "user" | "assistant", "content": text}.

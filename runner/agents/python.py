@@ -345,7 +345,7 @@ class PythonAdapter:
             return Reply(None, (time.monotonic() - start) * 1000, f"agent raised {type(e).__name__}: {e}")
         ms = (time.monotonic() - start) * 1000
         if self._late(ms):  # an async agent that held its loop past the bound, then answered
-            return Reply(None, ms, self._timed_out(ms))  # as a late answer of any other agent is: it finished
+            return Reply(None, ms, self._timed_out(ms), late=True)  # as any agent's late answer is: it finished
         if result is None:  # no answer: not the text "null", which completes and output_not_empty would pass
             return Reply(None, ms, "agent returned None, not an answer (the callable must return its answer's text)")
         return Reply(result if isinstance(result, str) else json.dumps(result), ms)

@@ -242,3 +242,15 @@ def test_a_python_agent_whose_tool_is_an_http_api_gets_its_faults_on_the_wire(tm
     answers = {e["scenario"]: e["answer"] for e in episodes if e["scenario"] in ("calm", "quotes-down")}
     assert answers == {"calm": "AAPL is at 189.5, according to the quote service",
                        "quotes-down": "the quote service is unavailable (503), so no price"}  # fmt: skip
+
+
+def test_a_late_turn_ends_its_conversation_as_a_timeout_does(tmp_path: Path) -> None:
+    """A trial's async agent blocked its loop past timeout_ms on every turn: each turn was "timed out", yet every
+    later turn was sent (an awaited timeout stops the conversation). A late answer stops it too."""
+    talk = {"id": "three", "turns": ["no await after", "And in euros?", "Which symbol?"]}
+    took, _, data = _python_run(tmp_path, "async_agent", [talk], 500)  # type: ignore[list-item]
+    [episode] = [e for e in data["episodes"] if e["purpose"] == "matrix"]
+    sent = [t["sent"] for t in episode["transcript"]]
+    assert sent == [True, False, False], episode["transcript"]
+    assert episode["transcript"][1]["error"].startswith("not sent: turn 1 got no reply (agent timed out after 500 ms")
+    assert took < 30
