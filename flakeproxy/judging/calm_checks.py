@@ -222,7 +222,28 @@ def check_calm(config: FlakeproxyConfig, scenario: str, episodes: Iterable[Episo
     silent = agent_answered_none(config, scenario, episodes)
     if silent is not None:
         raise InfrastructureError(silent)
-    return [t.line() for t in trouble] + mcp_behind_paths(config, episodes)
+    return (
+        [t.line() for t in trouble]
+        + nothing_through_the_proxy(config, scenario, episodes)
+        + mcp_behind_paths(config, episodes)
+    )
+
+
+def nothing_through_the_proxy(config: FlakeproxyConfig, scenario: str, episodes: Iterable[Episode]) -> list[str]:
+    """A warning when the calm scenario's episodes all answered and not one request of theirs went through the
+    proxy: the agent is not pointed at its listeners (a trial's agent, its base URL at a dead port, answered
+    "Sorry" and PASSed calm; only each chaos scenario's "injected nothing" hinted at why)."""
+    calm = calm_episodes(config, episodes)
+    calm = [e for e in calm if e.scenario == scenario]
+    wire = [f"{lst.name} (http://{lst.listen})" for lst in config.proxy.listeners]
+    wire += [f"the forward listener (HTTPS_PROXY=http://{config.proxy.forward})"] if config.proxy.forward else []
+    if not calm or not wire or any(e.journal or e.unattributed or e.error or not _answered(e) for e in calm):
+        return []
+    return [
+        f"warning: not one request of the calm scenario {scenario} went through the proxy ({len(calm)} episode(s), "
+        f"each answered without one): if the agent calls an LLM or a tool, it is not pointed at flakeproxy, and no "
+        f"fault can reach it; its base URLs must be the listeners: {', '.join(wire)}"
+    ]
 
 
 #: headers an MCP client sends on every request after `initialize` (streamable HTTP)

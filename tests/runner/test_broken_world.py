@@ -294,3 +294,37 @@ def test_a_late_call_naming_its_ended_episode_is_no_other_episodes(tmp_path: Pat
     assert calm_slow.late_unattributed == 1
     said = next(n for n in result.warnings if "named an episode of this run after it had ended" in n)
     assert f"({calm_slow.id} ({calm_slow.label}))" in said
+
+
+def test_a_calm_run_that_sent_nothing_through_the_proxy_says_where_the_agent_must_point(tmp_path: Path) -> None:
+    """A trial's agent had its base URL at a dead port: it answered "Sorry" in every episode, the calm ones PASSed,
+    and only each chaos scenario's "injected nothing" hinted why. The calm scenario now says it."""
+    from aiohttp import ClientError, ClientSession, web
+
+    dead = f"http://127.0.0.1:{free_port()}"  # where the agent was told its quote API is: nothing listens
+
+    async def chat(request: web.Request) -> web.Response:
+        try:
+            async with ClientSession() as http, http.get(f"{dead}/v1/quotes") as r:
+                return web.json_response({"reply": f"according to the feed: {await r.text()}"})
+        except ClientError:
+            return web.json_response({"reply": "Sorry, no price right now (source: none)"})
+
+    matrix = [
+        {"name": "no-chaos"},
+        {"name": "tool-down", "tool_faults": [{"tool": "market_data_api", "mode": "error"}]},
+    ]
+    with running_app([web.post("/chat", chat)], "lost-agent") as agent, world(tmp_path, matrix=matrix) as w:
+        w.data["agent"] = {"type": "http", "endpoint": f"{agent}/chat", "request_template": {"message": "{prompt}"},
+                           "response_path": "$.reply"}  # fmt: skip
+        w.config.write_text(yaml.safe_dump(w.data, sort_keys=False))
+        result = run(w.config)
+    listeners = w.data["proxy"]["listeners"]
+    said = next(n for n in result.warnings if "went through the proxy" in n)
+    assert said == (
+        "not one request of the calm scenario no-chaos went through the proxy (1 episode(s), each answered "
+        "without one): if the agent calls an LLM or a tool, it is not pointed at flakeproxy, and no fault can reach "
+        f"it; its base URLs must be the listeners: tools (http://{listeners[0]['listen']}), "
+        f"llm (http://{listeners[1]['listen']})"
+    )
+    assert result.score is not None and result.score.verdict == "FAIL"  # tool-down injected nothing
