@@ -27,7 +27,7 @@ from flakeproxy.judging.unreached import undecided
 from flakeproxy.judging.verdict import Observation, Verdict
 from flakeproxy.planning.plan import prompt_keys_of
 from flakeproxy.results import CellResult, Episode, EpisodeVerdict, Outcome
-from flakeproxy.wire.coverage import blames_upstream
+from flakeproxy.wire.coverage import not_the_targets
 
 #: which applied faults make a `when` true (context attacks count for any_chaos_active only)
 SECTIONS_FOR = {
@@ -239,7 +239,7 @@ def uncovered(
         return f"scenario {scenario.name} injected nothing: {cause.detail()}; {invariant.when} not met"
     why = sorted({f.not_applied_reason for f in faults if f.not_applied_reason})
     detail = f" (decided {len(faults)} time(s), applied 0{': ' + '; '.join(why) if why else ''})" if faults else ""
-    fix = "" if why and all(blames_upstream(w) for w in why) else ": check the targets and faults"  # not the config
+    fix = "" if why and all(not_the_targets(w) for w in why) else ": check the targets and faults"  # not the config
     return f"scenario {scenario.name} injected nothing{detail}{fix}; {invariant.when} not met"
 
 

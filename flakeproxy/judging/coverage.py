@@ -11,7 +11,7 @@ from typing import Any, Protocol
 from flakeproxy.config import FlakeproxyConfig, Scenario
 from flakeproxy.faults import LLM_ATTACKS, Fault
 from flakeproxy.results import Episode, FaultCoverage, ScenarioCoverage
-from flakeproxy.wire.coverage import blames_upstream
+from flakeproxy.wire.coverage import not_the_targets
 from flakeproxy.wire.record import FaultRecord, read_fault
 
 
@@ -195,7 +195,7 @@ def describe(
         detail = (
             f": {'; '.join(reasons)}" if reasons else (": no request matched its faults" if not cov.decided else "")
         )
-        upstream = bool(reasons) and all(blames_upstream(r) for r in reasons)  # no target would have changed it
+        upstream = bool(reasons) and all(not_the_targets(r) for r in reasons)  # no target would have changed it
         return f"{head}, applied 0){detail}" + ("" if upstream else "; check targets")
     idle = [f"{f.section}[{f.index}] {f.kind}" for f in cov.faults if f.applied == 0]
     if idle:

@@ -18,10 +18,20 @@ from flakeproxy.wire.json_edit import same_content
 UPSTREAM = "the upstream "
 
 
+#: How the reason begins when the agent's own request left a stream fault nothing to act on.
+NOT_STREAMED = "the agent asked for no stream"
+
+
 def blames_upstream(reason: str) -> bool:
     """Whether a not-applied reason is the upstream's doing (it failed, or answered with an error), not the
     config's: no target or fault setting would have made the fault apply."""
     return reason.startswith(UPSTREAM)
+
+
+def not_the_targets(reason: str) -> bool:
+    """Whether a not-applied reason lies beyond the targets: the upstream's doing, or the agent asking for no
+    stream (a trial's target already said stream: true, and the run said "check targets")."""
+    return blames_upstream(reason) or reason.startswith(NOT_STREAMED)
 
 
 class Coverage:
@@ -82,7 +92,7 @@ class Coverage:
         if self.error_status is not None:
             self.unchanged(self._error(f"a stream {self.kind} could act on"))
         else:
-            self.unchanged(f"the answer was not streamed; {self.kind} needs stream: true")
+            self.unchanged(f"{NOT_STREAMED}: the answer came whole, and {self.kind} acts on streamed answers only")
 
     def _error(self, instead: str) -> str:
         return f"{UPSTREAM}answered {self.error_status} (an error), not {instead}"

@@ -49,7 +49,10 @@ def test_a_stream_fault_on_a_json_answer_is_not_applied(world: tuple[Upstream, P
     answer = read("openai", seen)
     assert (seen.status, answer.text, answer.finish) == (200, ANSWER, "stop")  # untouched
     assert fault["kind"] == mode and fault["applied"] is False and fault["effect"] is None
-    assert fault["not_applied_reason"] == f"the answer was not streamed; {mode} needs stream: true"
+    assert (
+        fault["not_applied_reason"]
+        == f"the agent asked for no stream: the answer came whole, and {mode} acts on streamed answers only"
+    )
 
 
 @pytest.mark.parametrize("mode", ["stream_cut", "mid_stream_error"])
@@ -144,7 +147,7 @@ def erring() -> Iterator[Proxy]:
 def test_a_fault_on_an_error_the_upstream_answered_says_so_not_the_config(
     erring: Proxy, fault: dict[str, Any], reason: str, stream: bool
 ) -> None:
-    """Not "the answer was not streamed; stream_cut needs stream: true" or "nothing to rewrite": the agent asked
+    """Not "the agent asked for no stream: the answer came whole, ..." or "nothing to rewrite": the agent asked
     for a stream, or an answer, and the upstream answered an error."""
     seen, record = ask(erring, fault, stream)
     assert seen.status == 404 and json.loads(seen.body)["error"]["code"] == "model_not_found"  # passed unchanged

@@ -174,9 +174,17 @@ def test_stream_cut_on_a_json_client_injects_nothing_and_the_run_cannot_pass(tmp
     [episode] = result.episodes
     [fault] = episode.faults(applied=None)
     assert fault.applied is False
-    assert fault.not_applied_reason == "the answer was not streamed; stream_cut needs stream: true"
+    assert (
+        fault.not_applied_reason
+        == "the agent asked for no stream: the answer came whole, and stream_cut acts on streamed answers only"
+    )
     cell = result.cell("whole-answer", "llm-stream-cut")
-    assert cell.outcome == "error" and "injected nothing" in cell.reason and "stream: true" in cell.reason
+    assert (
+        cell.outcome == "error"
+        and "injected nothing" in cell.reason
+        and "the agent asked for no stream" in cell.reason
+        and "check the targets" not in cell.reason
+    )
     assert result.score is not None and result.score.verdict == "FAIL"
     assert any("llm-stream-cut injected nothing" in r for r in result.score.reasons)
     assert result.coverage[0].faults[0].not_applied_reasons == [fault.not_applied_reason]

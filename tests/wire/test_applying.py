@@ -58,7 +58,7 @@ def run(a: Applying, request: bytes, answer: bytes | None, sse: bool = False) ->
 
 
 JSON_REWRITTEN = "response body rewritten ("
-NOT_STREAMED = "the answer was not streamed; {} needs stream: true"
+NOT_STREAMED = "the agent asked for no stream: the answer came whole, and {} acts on streamed answers only"
 NOTHING = "the fault changed nothing in the answer ({}: nothing to rewrite)"
 #: (fault, call, answer as the upstream sends it (None: a WebSocket upgrade), whether it is an event stream,
 #:  what each phase gave the transport, the coverage's effect and reason: each the start of the recorded text)

@@ -53,7 +53,10 @@ def test_what_applies(note: object, effect: str) -> None:
     [
         (lambda c: c.delayed(0), "the fault changed nothing (k: nothing to do on this call)"),
         (lambda c: c.rewrote("response", b'{"a": 1}', b'{"a":1}'), "the fault changed nothing in the answer (k: "),
-        (lambda c: c.not_streamed(), "the answer was not streamed; k needs stream: true"),
+        (
+            lambda c: c.not_streamed(),
+            "the agent asked for no stream: the answer came whole, and k acts on streamed answers only",
+        ),
         (lambda c: c.upstream_failed("refused"), "the upstream failed before the fault could apply: refused"),
     ],
 )
@@ -75,7 +78,11 @@ def test_what_does_not_apply(note: object, reason: str) -> None:
             lambda c: c.rewrote("response", b'{"error": {}}', b'{"error": {}}'),
             "the upstream answered 401 (an error), not an answer k could rewrite",
         ),
-        (200, lambda c: c.not_streamed(), "the answer was not streamed; k needs stream: true"),
+        (
+            200,
+            lambda c: c.not_streamed(),
+            "the agent asked for no stream: the answer came whole, and k acts on streamed answers only",
+        ),
         (503, lambda c: c.rewrote("request", b"{}", b"{}"), "the fault changed nothing in the request (k: "),
     ],
 )
