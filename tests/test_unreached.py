@@ -62,6 +62,9 @@ def why(faults: dict[str, Any], *journals: list[dict[str, Any]]) -> str | None:
             "tool_faults[0] error matched 3 request(s), but its probability (0.2) fired on none: by chance, as "
             "probability < 1 allows (more replicas, or a higher probability, make it fire)",
         ),
+        ({"tool_faults": [{**ERROR, "probability": 0}]}, [[QUOTE]],  # a trial's was told more replicas would help
+         "tool_faults[0] error matched 1 request(s), but its probability is 0: it never fires (give it a probability "
+         "above 0, or remove it)"),
         ({"tool_faults": [{**ERROR, "turns": [2, 3]}]}, [[QUOTE]],
          "tool_faults[0] error matched 1 request(s), none of them on its turns (2, 3)"),
     ],

@@ -269,6 +269,19 @@ def http_placeholders(config: FlakeproxyConfig) -> list[str]:
     return out
 
 
+def never_firing(config: FlakeproxyConfig) -> list[str]:
+    """A fault with probability 0 never fires: its scenario can only inject nothing (a trial's validate was
+    silent on one, and the run then said more replicas might make it fire)."""
+    return [
+        f"{format_path((*config.matrix_loc, i, section, j, 'probability'))}: 0, so it never fires and scenario "
+        f"{scenario.name} gets nothing from it; give it a probability above 0, or remove it"
+        for i, scenario in enumerate(config.matrix)
+        for section in ("tool_faults", "llm_faults", "context_attacks")
+        for j, fault in enumerate(getattr(scenario, section))
+        if fault.probability == 0
+    ]
+
+
 def config_warnings(config: FlakeproxyConfig) -> list[str]:
     """Every warning for config, one line each, in a stable order."""
     return (
@@ -279,6 +292,7 @@ def config_warnings(config: FlakeproxyConfig) -> list[str]:
         + slot_concurrency(config)
         + unused_slots(config)
         + unreachable_turns(config)
+        + never_firing(config)
         + leaks_before_the_last_turn(config)
         + shared_reset(config)
         + http_placeholders(config)

@@ -47,6 +47,8 @@ class Held:
 
     def detail(self) -> str:
         head = f"{self.label} matched {self.matched} request(s)"
+        if self.probability == 0:
+            return f"{head}, but its probability is 0: it never fires (give it a probability above 0, or remove it)"
         if self.probability < 1:
             return (
                 f"{head}, but its probability ({self.probability:g}) fired on none: by chance, as probability < 1 "

@@ -204,3 +204,16 @@ def test_a_leak_check_on_the_last_turn_of_a_conversation_is_warned(
         if warned
         else []
     )
+
+
+def test_a_fault_of_probability_0_is_warned() -> None:
+    """A trial's `probability: 0` fault passed validate in silence, and the run then said more replicas might make
+    it fire."""
+    never = edit("        error_code: 503\n", "        error_code: 503\n        probability: 0\n")
+    assert never != BASE
+    assert config_warnings(parse_config(never)) == [
+        "chaos_matrix[1].tool_faults[0].probability: 0, so it never fires and scenario tool-down gets nothing "
+        "from it; give it a probability above 0, or remove it"
+    ]
+    rare = edit("        error_code: 503\n", "        error_code: 503\n        probability: 0.1\n")
+    assert config_warnings(parse_config(rare)) == []
