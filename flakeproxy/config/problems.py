@@ -208,6 +208,9 @@ def _message(err: ErrorDetails, root: type[BaseModel], loc: tuple[Any, ...]) -> 
         tag = str(ctx.get("discriminator", "type")).strip("'")
         tags = _tags(type_at(root, loc))
         if kind == "union_tag_not_found":
+            keys = [str(k) for k in value] if isinstance(value, dict) else []
+            if typo := next((k for k in keys if difflib.get_close_matches(k, [tag], n=1)), None):  # `tpye: regex`
+                return f"unknown key {typo!r} (did you mean {tag!r}?); valid {tag}s: {', '.join(tags)}", (*loc, typo)
             return f"missing key {tag!r}; valid {tag}s: {', '.join(tags)}", (*loc, tag)
         bad = ctx.get("tag")
         if (home := _home_of(root, loc, bad)) is not None:

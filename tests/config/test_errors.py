@@ -70,6 +70,21 @@ CASES = [
         r"chaos_matrix\[2\]\.llm_faults\[0\]\.mode: missing key 'mode'; valid modes: error, .*stream_cut",
     ),
     (
+        "invariant-type-typo",  # a trial's `tpye: completes` was only "missing key 'type'"
+        edit("      type: latency", "      tpye: latency"),
+        26,
+        r"contract\.invariants\[\d\]\.tpye: unknown key 'tpye' \(did you mean 'type'\?\); valid types: .*latency",
+    ),
+    (
+        "fault-mode-typo",
+        edit(
+            "      - mode: truncated_response\n        max_tokens",
+            "      - mdoe: truncated_response\n        max_tokens",
+        ),
+        37,
+        r"chaos_matrix\[2\]\.llm_faults\[0\]\.mdoe: unknown key 'mdoe' \(did you mean 'mode'\?\); valid modes: error",
+    ),
+    (
         "stream-cut-after-chunks",  # a trial's: difflib alone offered after_calls, which counts requests
         edit(
             "      - mode: truncated_response\n        max_tokens: 20",
@@ -340,6 +355,7 @@ def test_broken_config_exits_2_with_one_line(
 #: The cases whose error is in the invariants, which the proxy keeps as written: the runner's to report.
 INVARIANT_CASES = {
     "unknown-invariant-type",
+    "invariant-type-typo",
     "severity-typo",
     "when-typo",
     "duplicate-invariant-id",
