@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from urllib.parse import urlsplit
 
 from flakeproxy.starter.answers import Answers
 from flakeproxy.starter.contract import invariant_lines, scenario_lines
@@ -48,6 +49,13 @@ def _env_lines(layout: Layout) -> list[str]:
     return lines
 
 
+def _beside(endpoint: str, name: str) -> str:
+    """A URL on the agent's own host and port: its endpoint's, with the path /NAME (a trial's --endpoint moved the
+    agent, the comment's reset URL stayed at 8000)."""
+    parts = urlsplit(endpoint)
+    return f"{parts.scheme}://{parts.netloc}/{name}"
+
+
 def _agent(answers: Answers, layout: Layout) -> list[str]:
     lines = ["# How flakeproxy reaches your agent. Each episode sends it one prompt and judges the answer.", "agent:"]
     if answers.agent_type == "http":
@@ -56,7 +64,8 @@ def _agent(answers: Answers, layout: Layout) -> list[str]:
             f"  endpoint: {q(answers.endpoint)}",
             '  request_template: {message: "{prompt}"}   # the JSON body it expects; {prompt} is filled in, JSON-safe',
             "  response_path: $.reply                    # where the answer is in its JSON reply (none: the body)",
-            "  # reset_endpoint: http://127.0.0.1:8000/reset   # POSTed before each episode if your agent keeps state",
+            f"  # reset_endpoint: {_beside(answers.endpoint, 'reset')}   # POSTed before each episode if your agent "
+            "keeps state",
         ]
     elif answers.agent_type == "command":
         lines += [

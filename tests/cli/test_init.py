@@ -273,3 +273,10 @@ def test_on_a_terminal_it_asks_what_no_flag_gave(tmp_path: Path) -> None:
     assert list(config.targets) == ["anthropic", "quotes_example_com"] and config.proxy.forward is None
     assert config.targets["anthropic"].stream and "llm-stream-cut" in [s.name for s in config.matrix]
     assert config.golden_prompts == ["What is AAPL trading at?"]
+
+
+def test_the_reset_comment_is_on_the_agents_own_host(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "c.yaml"
+    code, _, _ = init(capsys, "-y", "-c", str(path), "--endpoint", "http://127.0.0.1:47210/api/chat")
+    assert code == 0
+    assert "  # reset_endpoint: http://127.0.0.1:47210/reset   # POSTed before each episode" in path.read_text()
