@@ -33,7 +33,13 @@ def rows(result: RunResult) -> list[list[str]]:
     out = [cells(r) for r in scenarios]
     if result.spend_total is not None:
         episodes = sum(1 for e in result.episodes if e.spend is not None) or len(result.episodes)
-        whole = cells(ScenarioSpend(scenario=WHOLE_RUN, episodes=episodes, total=result.spend_total))[:-1]
+        pillars = sorted({e.purpose for e in result.episodes if e.purpose in ("mutation", "chaos", "replay")})
+        name = (
+            f"{WHOLE_RUN} (and the {', '.join(pillars)} pillar{'s' if len(pillars) > 1 else ''})"
+            if pillars
+            else WHOLE_RUN
+        )
+        whole = cells(ScenarioSpend(scenario=name, episodes=episodes, total=result.spend_total))[:-1]
         if (loose := result.spend_unattributed) is not None:  # counted in the run's, in no scenario's
             whole[2] += f" ({loose.llm_calls} unattributed)" if loose.llm_calls else ""
             whole[3] += f" ({loose.tool_call_count} unattributed)" if loose.tool_call_count else ""

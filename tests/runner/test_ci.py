@@ -51,6 +51,9 @@ def test_three_pillars_without_a_model_and_the_arithmetic(tmp_path: Path) -> Non
     assert [p.name for p in result.ci.pillars] == ["contract", "mutation", "chaos", "replay"]
     assert not pillars["replay"].ran and pillars["replay"].share == 0.0
     assert "replay    absent     not configured (no replays: section)" in render(result).splitlines()
+    # the spend table's last row counts every pillar's episodes, its scenario rows the matrix's (a trial's sums
+    # did not add up, unsaid)
+    assert any(line.startswith("whole run (and the chaos, mutation pillars)  ") for line in render(result).splitlines())
     mutation = pillars["mutation"]
     assert set(mutation.skipped) == {"paraphrase", "tone_shift", "semantic_similarity_attack", "advanced_jailbreak"}
     assert all("no model: endpoint" in why for why in mutation.skipped.values())
