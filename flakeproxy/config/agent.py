@@ -151,9 +151,14 @@ class HttpAgent(AgentBase):
         if self.reset_endpoint and self.reset_function:
             raise ValueError("set reset_endpoint or reset_function, not both")
         if self.slots and bool(self.reset_endpoint) != all(s.reset_endpoint for s in self.slots):
-            raise ValueError(
-                "with reset_endpoint set, give every entry of slots its own reset_endpoint (and none without it)"
-            )
+            if self.reset_endpoint:
+                raise ValueError("with reset_endpoint set, give every entry of slots its own reset_endpoint")
+            if all(s.reset_endpoint for s in self.slots):  # a trial was told the reverse of this
+                raise ValueError(
+                    "every entry of slots has a reset_endpoint: set agent.reset_endpoint too (the reset of an "
+                    "episode no slot runs; slot 0's will do), or remove them from the slots"
+                )
+            raise ValueError("give every entry of slots its own reset_endpoint, and agent.reset_endpoint, or none")
         if self.request_template == "{messages}":
             raise ValueError(
                 'request_template "{messages}" alone is a text body, and messages are a list; put it in a mapping, '

@@ -392,6 +392,25 @@ HTTP = {"type": "http", "endpoint": "http://127.0.0.1:9/chat", "request_template
             "slot_listen has 1 address(es) and proxy.slots is 2",
         ),
         (base_yaml(run={"attribution": "slots"}, proxy={"slots": 2}, agent=HTTP), "one replica per slot"),
+        (  # a trial's resets on every slot and none above them were told "with reset_endpoint set, ..."
+            base_yaml(
+                agent={
+                    **HTTP,
+                    "slots": [{"endpoint": "http://127.0.0.1:9/chat", "reset_endpoint": "http://127.0.0.1:9/r"}] * 2,
+                }
+            ),
+            "every entry of slots has a reset_endpoint: set agent.reset_endpoint too",
+        ),
+        (
+            base_yaml(
+                agent={
+                    **HTTP,
+                    "reset_endpoint": "http://127.0.0.1:9/r",
+                    "slots": [{"endpoint": "http://127.0.0.1:9/chat"}] * 2,
+                }
+            ),
+            "with reset_endpoint set, give every entry of slots its own reset_endpoint",
+        ),
         (  # slot 1 of 'a' at its port + 1 lands on listener 'b': the message says which two, and the fix
             base_yaml(
                 proxy={
