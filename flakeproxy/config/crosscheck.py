@@ -44,6 +44,13 @@ def _check_targets(config: WireConfig) -> None:
     listeners = [listener.name for listener in config.proxy.listeners]
     listeners += ["forward"] if config.proxy.forward else []
     for name, target in config.targets.items():
+        if target.listener == "forward" and not config.proxy.forward:  # a trial's runner config for a sidecar
+            raise CrossCheckError(
+                ("targets", name, "listener"),
+                "listener 'forward' is the forward listener, and proxy.forward is not set: set it to its address "
+                "(e.g. proxy.forward: 127.0.0.1:8700; a sidecar's runner config too, with the sidecar's)",
+                target.listener,
+            )
         if target.listener not in listeners:
             raise CrossCheckError(
                 ("targets", name, "listener"),

@@ -70,6 +70,18 @@ CASES = [
         r"chaos_matrix\[2\]\.llm_faults\[0\]\.mode: missing key 'mode'; valid modes: error, .*stream_cut",
     ),
     (
+        "forward-target-without-forward",  # a trial's runner config for a sidecar in forward mode
+        edit("  llm: {listener: llm, api: openai}", "  llm: {listener: forward, host: api.openai.com}"),
+        15,
+        r"targets\.llm\.listener: listener 'forward' is the forward listener, and proxy\.forward is not set: set it",
+    ),
+    (
+        "target-listener-typo",
+        edit("  llm: {listener: llm, api: openai}", "  llm: {listener: lm, api: openai}"),
+        15,
+        r"targets\.llm\.listener: listener 'lm' is not in proxy\.listeners; valid: llm, tools",
+    ),
+    (
         "invariant-type-typo",  # a trial's `tpye: completes` was only "missing key 'type'"
         edit("      type: latency", "      tpye: latency"),
         26,
