@@ -28,6 +28,7 @@ from flakeproxy.addons.recorder import Recorder
 from flakeproxy.addons.replay_routes import ReplayRoutes
 from flakeproxy.addons.replayer import Replayer
 from flakeproxy.addons.span_routes import SpanRoutes
+from flakeproxy.addons.token_guard import TokenGuard
 from flakeproxy.addons.upstream_timeouts import Timeouts
 from flakeproxy.addons.websocket import WebSocketFaults
 from flakeproxy.config import WireConfig, is_loopback_host
@@ -206,6 +207,7 @@ class ProxyServer:
         ours = AddonGroup(
             "flakeproxy-addons",
             self._guard(),  # first: a request it refuses gets no fault, and it judges names before resolve maps them
+            TokenGuard(self.token, self.admin),  # the control token never goes upstream
             ForwardTls(self.injector.targets, self.modes, proxy.intercept, proxy.resolve),
             faults := FaultAddon(self.injector, self.modes, self.journal, timeouts, self.slots),
             WebSocketFaults(faults),

@@ -69,6 +69,11 @@ ROUTES = [
 JOURNAL_QUERY = ["since", "limit", "episode", "unattributed"]
 
 
+#: how a listener's 403 to a request carrying the control token begins (addons/token_guard.py): the runner tells it
+#: from a refused token
+NOT_THE_CONTROL_API = "this is a flakeproxy listener, not its control API"
+
+
 class Body(BaseModel):
     """A request body: unknown keys are refused, so a typo is an error, not a silent default."""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -125,8 +126,8 @@ class ControlClient:
 
         last = "no answer"
         try:
-            health = self._health
-            return await retrying(health, NotReady, first_s=0.1, max_s=1, within_s=timeout_s, before_sleep=waiting)
+            probe = functools.partial(self._health, where)
+            return await retrying(probe, NotReady, first_s=0.1, max_s=1, within_s=timeout_s, before_sleep=waiting)
         except NotReady as e:
             last = str(e)
         raise InfrastructureError(
@@ -134,11 +135,18 @@ class ControlClient:
             f"start the proxy, or point {where} at its control API"
         )
 
-    async def _health(self) -> dict[str, Any]:
+    async def _health(self, where: str = "proxy.admin") -> dict[str, Any]:
         """One /healthz probe, bounded by its own short timeout; NotReady when it should be tried again."""
         assert self.session is not None
         try:
             async with self.session.get(self.url + api.HEALTH.path(), timeout=PROBE_TIMEOUT) as response:
+                if response.status == 403 and api.NOT_THE_CONTROL_API in (said := await response.text()):
+                    raise InfrastructureError(f"{self.url} ({where}) is not the proxy's control API: {said[:300]}")
+                if response.status == 404:  # the control API always has /healthz: something else answers here
+                    raise InfrastructureError(
+                        f"{self.url} ({where}) answered GET /healthz with HTTP 404: that is not the proxy's control "
+                        "API (a listener, or the agent?); point it at the proxy's admin address"
+                    )
                 if response.status in (401, 403):
                     what = "refused the token" if self.headers else "asks for a token, and this run sends none"
                     raise InfrastructureError(
@@ -147,7 +155,12 @@ class ControlClient:
                     )
                 if response.status != 200:
                     raise NotReady(f"last answer: HTTP {response.status}")
-                health: dict[str, Any] = await response.json(content_type=None)
+                health: Any = await response.json(content_type=None)
+                if not isinstance(health, dict) or not {"status", "version", "listeners"} <= set(health):
+                    raise InfrastructureError(
+                        f"{self.url} ({where}) answered GET /healthz with {str(health)[:120]!r}, not flakeproxy's "
+                        "health: that is not the proxy's control API; point it at the proxy's admin address"
+                    )
                 return health
         except aiohttp.ClientError as e:
             if tls := tls_failure(e):  # it answers: waiting will not change its certificate

@@ -207,3 +207,50 @@ def test_the_token_hint_names_what_sets_the_token(
         f"error: the proxy's control API at http://{admin} " + hint.format(config=config),
     ]
     assert "FLAKEPROXY_TOKEN" not in out.stderr
+
+
+@pytest.mark.parametrize("at", ["listener", "agent", "another-server"])
+def test_an_admin_url_that_is_not_the_control_api_is_said_at_once_and_the_token_stays_home(
+    tmp_path: Path, at: str
+) -> None:
+    """A trial pointed admin_url at the sidecar's LLM listener: the runner waited its whole bound, and every probe
+    went through the listener to the upstream with the control token. A listener now answers a request carrying
+    the control token itself (403, never upstream), and the runner stops at once on it or on a 404."""
+    seen: list[dict[str, str]] = []
+
+    async def anything(request: web.Request) -> web.Response:
+        seen.append(dict(request.headers))
+        return web.json_response({"ok": True})
+
+    admin = f"127.0.0.1:{free_port()}"
+    with running_app(_agent(), "agent") as agent, running_app([web.route("*", "/{tail:.*}", anything)], "up") as up:
+        config = _config(tmp_path, agent, admin, "right")
+        data = yaml.safe_load(config.read_text())
+        listener = data["proxy"]["listeners"][0]
+        listener["upstream"] = up
+        data["proxy"]["admin_url"] = {"listener": f"http://{listener['listen']}", "agent": agent, "another-server": up}[
+            at
+        ]
+        config.write_text(yaml.safe_dump(data, sort_keys=False))
+        with _sidecar(config, "right"):
+            start = time.monotonic()
+            out = cli(config)
+            took = time.monotonic() - start
+    assert out.returncode == 3, out.stderr
+    last = out.stderr.strip().splitlines()[-1]
+    if at == "listener":
+        assert last.startswith(f"error: http://{listener['listen']} (proxy.admin_url) is not the proxy's control API: ")
+        assert f"this is a flakeproxy listener, not its control API (that is at {admin})" in last
+    elif at == "another-server":  # it answers 200 with JSON of its own: said, not a crash on its shape
+        assert last == (
+            f"error: {up} (proxy.admin_url) answered GET /healthz with \"{{'ok': True}}\", not flakeproxy's health: "
+            "that is not the proxy's control API; point it at the proxy's admin address"
+        )
+    else:
+        assert last == (
+            f"error: {agent} (proxy.admin_url) answered GET /healthz with HTTP 404: that is not the proxy's control "
+            "API (a listener, or the agent?); point it at the proxy's admin address"
+        )
+    if at == "listener":  # the token never went through the listener to its upstream
+        assert not any("right" in h.get("Authorization", "") for h in seen), seen
+    assert took < 20
