@@ -91,8 +91,16 @@ class ControlClient:
             async with self.session.request(method, self.url + path, json=payload) as response:
                 data = await response.json(content_type=None)
                 if response.status >= 400:
+                    said = data.get("error", data) if isinstance(data, dict) else data
+                    gone = response.status == 404 and "no open episode" in str(said)  # a trial's, unexplained
+                    hint = (
+                        " (the proxy was reset or restarted meanwhile: another run on the same proxy? runs sharing a "
+                        "sidecar must not overlap)"
+                        if gone
+                        else ""
+                    )
                     raise InfrastructureError(
-                        f"proxy control API {method} {path} answered {response.status}: {data.get('error', data)}"
+                        f"proxy control API {method} {path} answered {response.status}: {said}{hint}"
                     )
                 return data
         except aiohttp.ClientError as e:

@@ -6,6 +6,7 @@ line naming the files of its record (results.json saying why nothing ran)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import subprocess
@@ -254,3 +255,32 @@ def test_an_admin_url_that_is_not_the_control_api_is_said_at_once_and_the_token_
     if at == "listener":  # the token never went through the listener to its upstream
         assert not any("right" in h.get("Authorization", "") for h in seen), seen
     assert took < 20
+
+
+def test_a_sidecar_reset_under_a_run_is_said_so(tmp_path: Path) -> None:
+    """A trial's second run reset the sidecar under the first, which ended on "answered 404: no open episode
+    'c177'", unexplained."""
+    import threading
+    import urllib.request
+
+    async def slow(request: web.Request) -> web.Response:
+        await request.json()
+        await asyncio.sleep(1.5)
+        return web.json_response({"reply": "AAPL is at 189.50 (source: the feed)"})
+
+    def another_run_resets(admin: str) -> None:
+        time.sleep(0.8)
+        reset = urllib.request.Request(f"http://{admin}/reset", method="POST", headers={"authorization": "Bearer t"})
+        urllib.request.urlopen(reset, timeout=5).close()
+
+    admin = f"127.0.0.1:{free_port()}"
+    with running_app([web.post("/chat", slow)], "agent") as agent:
+        config = _config(tmp_path, agent, admin, "t")
+        with _sidecar(config, "t"):
+            threading.Thread(target=another_run_resets, args=(admin,), daemon=True).start()
+            out = cli(config)
+    assert out.returncode == 3, out.stderr
+    last = out.stderr.strip().splitlines()[-1]
+    assert "answered 404: no open episode" in last
+    assert last.endswith("(the proxy was reset or restarted meanwhile: another run on the same proxy? runs sharing a "
+                         "sidecar must not overlap)")  # fmt: skip
