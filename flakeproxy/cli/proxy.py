@@ -26,10 +26,12 @@ handed_fd: int | None = None
     "--admin",
     metavar="HOST:PORT",
     envvar="FLAKEPROXY_ADMIN",
-    help="Where the control API listens (default: proxy.admin).",
+    help="Where the control API listens (default: proxy.admin; env: FLAKEPROXY_ADMIN).",
 )
 @click.option(
-    "--token", envvar="FLAKEPROXY_TOKEN", help="Require this bearer token on the control API (default: proxy.token)."
+    "--token",
+    envvar="FLAKEPROXY_TOKEN",
+    help="Require this bearer token on the control API (default: proxy.token; env: FLAKEPROXY_TOKEN).",
 )
 @record_option(
     "Record every exchange, whole, into one replay session file per cell in DIR (written when the cell "

@@ -21,6 +21,8 @@ def summary(config: FlakeproxyConfig) -> str:
         parts.append(f"{config.proxy.slots} slots (one episode each at a time)")
     elif config.run.concurrency > 1 and config.run.attribution != "none":
         parts.append(f"{config.run.concurrency} episodes at once (attribution: {config.run.attribution})")
+    elif config.proxy.slots:  # a sidecar's config: it serves the slots a runner's run.attribution: slots uses
+        parts.append(f"{config.proxy.slots} slots of listeners")
     return ", ".join(parts)
 
 

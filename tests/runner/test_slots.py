@@ -444,6 +444,8 @@ def test_validate_mentions_the_slots_and_warns_on_unattributed_concurrency(tmp_p
     assert "4 slots" in slotted.stdout and "ignored" not in slotted.stderr
     unused = validate(tmp_path, base_yaml(run={"attribution": "trace"}, proxy={"slots": 4}))
     assert unused.returncode == 0 and "no episode runs on a slot; set run.attribution: slots" in unused.stderr
+    sidecar = validate(tmp_path, base_yaml(proxy={"slots": 3}))  # a trial's sidecar config said nothing of its slots
+    assert sidecar.returncode == 0 and sidecar.stdout.rstrip().endswith(", 3 slots of listeners)"), sidecar.stdout
     unattributed = validate(tmp_path, base_yaml(run={"concurrency": 4}))
     assert unattributed.returncode == 0
     warning = [line for line in unattributed.stderr.splitlines() if "run.concurrency 4 ignored" in line]
