@@ -38,3 +38,15 @@ class Scenario(StrictModel):
             "any_chaos_active": self.any_chaos_active,
             "no_chaos": not self.any_chaos_active,
         }[when]
+
+    def first_turn(self) -> int | None:
+        """The earliest turn of a conversation any of its faults can fire on (1 for a fault without `turns`); None
+        when it has no fault."""
+        faults = [*self.tool_faults, *self.llm_faults, *self.context_attacks]
+        return min((min(f.turns) if f.turns else 1 for f in faults), default=None)
+
+    def reaches(self, turns: int) -> bool:
+        """Whether one of its faults can fire on a prompt of this many turns. One that cannot (`turns: [2]`, a
+        one-turn prompt) would be a calm run under this scenario's name: a trial's counted as a chaos pass."""
+        first = self.first_turn()
+        return first is None or first <= turns

@@ -25,7 +25,7 @@ from flakeproxy.judging.stats_sequential import CellState
 from flakeproxy.judging.turns import beyond, judge_turns, whole_view
 from flakeproxy.judging.unreached import undecided
 from flakeproxy.judging.verdict import Observation, Verdict
-from flakeproxy.planning.plan import prompt_keys_of
+from flakeproxy.planning.plan import prompt_keys_of, prompts_of, turn_count
 from flakeproxy.results import CellResult, Episode, EpisodeVerdict, Outcome
 from flakeproxy.wire.coverage import not_the_targets
 
@@ -251,6 +251,12 @@ def judge_cell(invariant: Invariant, scenario: Scenario, episodes: list[Episode]
             invariant, scenario, "not_applicable", f"not one of its scenarios ({', '.join(invariant.scenarios or [])})"
         )
     mine = [e for e in episodes if judges(invariant, e, ctx.config)]
+    if not mine and not any(scenario.reaches(turn_count(p)) for p in prompts_of(ctx.config, invariant)):
+        return cell_result(
+            invariant, scenario, "not_applicable",
+            f"its faults act from turn {scenario.first_turn()} on, and none of this check's prompts has that many "
+            "turns: nothing of this scenario could reach them, so none ran here",
+        )  # fmt: skip
     if not mine:
         return cell_result(invariant, scenario, "error", "no episode of this cell ran (the run stopped early?)")
     verdicts = [judge_episode(invariant, e, ctx) for e in mine]

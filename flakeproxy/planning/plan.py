@@ -98,6 +98,8 @@ def plan_episodes(config: FlakeproxyConfig, has_reset: bool) -> Plan:
             if not invariant.judged_in(scenario):
                 continue
             for prompt in prompts_of(config, invariant):
+                if not scenario.reaches(turn_count(prompt)):
+                    continue  # no fault of it can act on this prompt: a calm run by another name, never paid for
                 for replica in range(config.run.max_replicas):
                     build.add(scenario.name, prompt, replica, invariant=invariant.id if cell_mode else None)
     baselines = _baselines(config, build)
@@ -165,3 +167,7 @@ def shard_of(plan: Plan, index: int, count: int) -> Plan:
     shard gets a slice of every scenario and together they run every episode exactly once."""
     mine = [e for e in plan.episodes if (e.number - 1) % count == index - 1]
     return Plan(mine, plan.baselines, plan.stateful_check)
+
+
+def turn_count(prompt: str | Conversation) -> int:
+    return 1 if isinstance(prompt, str) else len(prompt.turns)

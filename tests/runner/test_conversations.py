@@ -380,3 +380,27 @@ def test_a_turn_with_no_reply_breaks_the_conversation_and_an_error_reply_does_no
     last = next(c for c in result.cells if c.invariant == "last")
     verdict = next(v for v in last.verdicts if v.episode == hangs.id)
     assert (verdict.outcome, verdict.reason) == ("error", f"turn 3: {why}")
+
+
+def test_a_prompt_no_fault_of_a_scenario_can_reach_is_not_run_there(tmp_path: Path) -> None:
+    """A trial's `turns: [2]` scenario ran its one-turn prompt too: a calm run under its name, paid for, whose
+    PASS counted as one under the fault. Now such a prompt is not run there, and a check that has only such
+    prompts is n/a saying why."""
+    quick = {"id": "quick", "type": "regex", "pattern": "AAPL", "probes": ["What is AAPL trading at?"]}
+    with chat_world(tmp_path, WITH_HISTORY, [CALM, RATE_LIMITED_ON_TURN_2]) as w:
+        w.data["golden_prompts"].append("What is AAPL trading at?")
+        w.data["contract"]["invariants"] = [*INVARIANTS, quick]
+        result = w.run()
+    by_scenario = {s: [e for e in result.episodes if e.scenario == s] for s in ("no-chaos", "rate-limited-turn-2")}
+    assert len(by_scenario["no-chaos"]) == 2  # the conversation and the one-turn prompt, both calm
+    [faulted] = by_scenario["rate-limited-turn-2"]
+    assert faulted.turns == TURNS  # the conversation alone: the one-turn prompt cannot reach turn 2
+    cells = {(c.invariant, c.scenario): c for c in result.cells}
+    assert cells[("answers", "rate-limited-turn-2")].episodes == [faulted.id]
+    assert cells[("answers", "rate-limited-turn-2")].outcome == "pass"
+    skipped = cells[("quick", "rate-limited-turn-2")]
+    assert skipped.outcome == "not_applicable" and skipped.reason == (
+        "its faults act from turn 2 on, and none of this check's prompts has that many turns: nothing of this "
+        "scenario could reach them, so none ran here"
+    )
+    assert cells[("quick", "no-chaos")].outcome == "pass"
