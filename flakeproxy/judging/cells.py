@@ -265,7 +265,16 @@ def judge_cell(invariant: Invariant, scenario: Scenario, episodes: list[Episode]
     why = uncovered(invariant, scenario, mine, attribution_fix(ctx.config), ctx.config)
     if why:
         return cell_result(invariant, scenario, "error", why, episodes=ids, verdicts=verdicts, faults_injected=applied)
-    return _replicas(invariant, scenario, verdicts, ctx.config, episodes=ids, faults_injected=applied)
+    judged = _replicas(invariant, scenario, verdicts, ctx.config, episodes=ids, faults_injected=applied)
+    if judged.outcome == "pass" and scenario.any_chaos_active and not applied:
+        # what passed met none of the scenario's faults: a calm run's pass under its name (trials read the grid,
+        # and the resilience score counted it, as a pass under the fault); a failure seen stands
+        reason = (
+            f"no fault of {scenario.name} reached these episodes (it injected nothing here), so a pass would be a "
+            f"calm run's, not one under its faults; {judged.reason}"
+        )
+        return judged.model_copy(update={"outcome": "not_applicable", "reason": reason})
+    return judged
 
 
 def _replicas(

@@ -53,7 +53,8 @@ def score_cells(
     counts = Counter(c.outcome for c in cells)
     open_cells = [c for c in cells if c.outcome == "inconclusive"]
     applicable = [c for c in cells if c.outcome not in ("not_applicable", "inconclusive")]
-    if not applicable and not open_cells:
+    coverage = list(coverage)
+    if not applicable and not open_cells and not any(cov.injected_nothing for cov in coverage):
         raise ConfigError("no cell of the contract applies to any scenario (check `when`); nothing was judged")
     total = sum(SEVERITY_WEIGHTS[c.severity] for c in applicable)
     won = sum(SEVERITY_WEIGHTS[c.severity] for c in applicable if c.outcome == "pass")

@@ -131,7 +131,9 @@ def test_a_tool_fault_on_a_name_the_agent_never_calls_is_an_error_not_a_pass(tmp
         result = run(w.config)
     cell = result.cell("no-figures", "news-down")
     assert cell.outcome == "error" and "scenario news-down injected nothing" in cell.reason
-    assert result.cell("cites", "news-down").outcome == "pass"  # the answer itself is judged as it is
+    # the answer passed, but under no fault: a calm run's pass, not one under news-down (trials read it as one)
+    cites = result.cell("cites", "news-down")
+    assert cites.outcome == "not_applicable" and cites.reason.startswith("no fault of news-down reached these episodes")
     assert result.score is not None and result.score.verdict == "FAIL"
     assert any("news-down injected nothing" in r for r in result.score.reasons)
     [cov] = result.coverage
@@ -328,3 +330,17 @@ def test_the_runner_hands_on_each_ports_records_as_the_port_gave_them(tmp_path: 
 def test_a_ports_secrets_stay_out_of_its_repr() -> None:
     records = Records([], texts=["[redacted]"], secrets=frozenset({KEY}))
     assert KEY not in repr(records) and records == Records([], texts=["[redacted]"])
+
+
+def test_a_matrix_whose_only_scenario_injected_nothing_fails_saying_so(tmp_path: Path) -> None:
+    """Its one check passed under no fault, so it is n/a; nothing is left to score, and the run FAILs on the
+    scenario that injected nothing (not a config error: the config was fine, the agent never called the tool)."""
+    invariants = [{"id": "cites", "type": "regex", "pattern": "(?i)source", "severity": "critical"}]
+    matrix = [{"name": "news-down", "tool_faults": [{"tool": "news_api", "mode": "error", "error_code": 503}]}]
+    with world(tmp_path, invariants=invariants, matrix=matrix) as w:
+        w.data["targets"]["news_api"] = {"listener": "tools", "path": "/v1/news*"}
+        w.config.write_text(yaml.safe_dump(w.data))
+        result = run(w.config)
+    assert result.cell("cites", "news-down").outcome == "not_applicable"
+    assert result.score is not None and result.score.verdict == "FAIL" and result.score.resilience is None
+    assert result.score.reasons == ["scenario news-down injected nothing: no fault changed what the agent received"]
