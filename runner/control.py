@@ -191,6 +191,7 @@ class ControlClient:
         opening = asyncio.ensure_future(self._opened(call, reply))
         self.opening.add(opening)
         opening.add_done_callback(self.opening.discard)
+        opening.add_done_callback(_seen)
         return await asyncio.shield(opening)
 
     async def _opened(self, call: Awaitable[Any], reply: type[View]) -> View:
@@ -300,3 +301,11 @@ class ControlClient:
         """The agent's spans the proxy's OTLP receiver kept (query: trace_id (repeated), parent, wait_ms), and how
         many reached it in all."""
         return api.SpansReply.model_validate(await self.call(api.SPANS, query=query))
+
+
+def _seen(future: asyncio.Future[Any]) -> None:
+    """A shielded opening's failure, read: when the run stopped meanwhile nothing awaits it, and asyncio printed it
+    at exit as a traceback ("Task exception was never retrieved"), after the run's last line (a proxy that died
+    with the run under a SIGTERM; release() then ends what it can)."""
+    if not future.cancelled():
+        future.exception()

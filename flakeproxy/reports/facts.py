@@ -73,12 +73,20 @@ def cannot_fail(result: RunResult) -> str | None:
     return f"nothing judged could fail this run: {why}"
 
 
+def interruption_title(result: RunResult) -> str:
+    """The banner's word for a run that did not finish: interrupted by a signal, or stopped early by itself."""
+    return "Interrupted." if (result.interrupted_by or "").startswith("SIG") else "Stopped early."
+
+
 def interruption(result: RunResult) -> str | None:
     """One sentence when the run did not finish, else None."""
     if result.complete:
         return None
-    why = result.interrupted_by or "it stopped early"
-    return f"The run was interrupted ({why}): this report shows only what ran before it stopped."
+    why = result.interrupted_by
+    if why is not None and why.startswith("SIG"):  # a signal (Ctrl-C, SIGTERM): the run was interrupted
+        return f"The run was interrupted ({why}): this report shows only what ran before it stopped."
+    said = f" ({why})" if why else ""  # what stopped it by itself (a trial read "interrupted" where nothing had)
+    return f"The run stopped early{said}: this report shows only what ran before it stopped."
 
 
 def shard_note(result: RunResult) -> str | None:

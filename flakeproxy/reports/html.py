@@ -30,7 +30,7 @@ def _header(result: RunResult) -> str:
         f"flakeproxy {esc(result.flakeproxy_version)} ({versions})</p></div></header>"
     )
     note = facts.interruption(result)
-    banner = f'<p class="banner"><b>Interrupted.</b> {esc(note)}</p>' if note else ""
+    banner = f'<p class="banner"><b>{facts.interruption_title(result)}</b> {esc(note)}</p>' if note else ""
     shard = facts.shard_note(result)
     banner += f'<p class="banner"><b>Not judged.</b> {esc(shard)}</p>' if shard else ""
     gap = facts.cannot_fail(result)

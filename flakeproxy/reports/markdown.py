@@ -44,7 +44,7 @@ def _headline(result: RunResult) -> list[str]:
         lines.append(f"\nComposite score by scenario: {parts}")
     note = facts.interruption(result)
     if note:
-        lines += ["", f"> **Interrupted.** {escape(note)}"]
+        lines += ["", f"> **{facts.interruption_title(result)}** {escape(note)}"]
     shard = facts.shard_note(result)
     if shard:
         lines += ["", f"> **Not judged.** {escape(shard)}"]

@@ -87,7 +87,9 @@ def test_non_streaming_langgraph_agent_gets_no_stream_cut(tmp_path: Path) -> Non
     coverage = run.coverage("llm-stream-cut")
     assert (coverage["decided"], coverage["applied"]) == (2, 0)
     reasons = coverage["faults"][0]["not_applied_reasons"]
-    assert reasons and all("not streamed" in r for r in reasons), reasons
+    assert reasons and all(r.startswith("the agent asked for no stream: the answer came whole") for r in reasons), (
+        reasons
+    )
     (episode,) = run.episodes("llm-stream-cut")
     assert episode["answer"] == "AAPL trades at $189.50 according to the exchange feed (source)."
     assert "scenario llm-stream-cut injected nothing" in run.stdout

@@ -45,3 +45,12 @@ def test_scenarios_that_injected_nothing_and_interruption(demo: dict[str, RunRes
     assert "injected nothing** (no fault changed what the agent received): llm-stream-cut" in text
     stopped = render(interrupted(demo["naive"]))
     assert "**INCOMPLETE**" in stopped and "> **Interrupted.** The run was interrupted" in stopped
+
+
+def test_a_run_that_stopped_by_itself_is_not_called_interrupted(demo: dict[str, RunResult]) -> None:
+    """A trial's run stopped on an agent that answered nothing calm, and its reports said "interrupted"."""
+    why = "InfrastructureError: the agent answered none of the one episode of the calm scenario no-chaos"
+    stopped = interrupted(demo["naive"]).model_copy(update={"interrupted_by": why})
+    text = render(stopped)
+    assert f"> **Stopped early.** The run stopped early ({why}): this report shows only" in text
+    assert "nterrupted" not in text
