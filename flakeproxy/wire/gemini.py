@@ -91,7 +91,8 @@ class Gemini:
             return False
         return any(c.get("finishReason") for c in data.get("candidates") or [])
 
-    def length_tail(self, last: dict[str, Any] | None) -> list[bytes]:
+    def length_tail(self, seen: Any) -> list[bytes]:
+        last = seen.last
         candidate = {"content": {"parts": [{"text": ""}], "role": "model"}, "finishReason": "MAX_TOKENS", "index": 0}
         chunk: dict[str, Any] = {"candidates": [candidate]}
         if last and last.get("modelVersion"):

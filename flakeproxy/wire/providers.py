@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from flakeproxy.wire.action import Reply, json_reply
@@ -18,6 +19,18 @@ from flakeproxy.wire.sse import SseEvent, format_event
 
 TextFn = Callable[[str], str]
 ToolFn = Callable[[str, str], tuple[str, str]]  # (name, arguments JSON) -> (name, arguments JSON)
+
+
+@dataclass
+class StreamSeen:
+    """What a stream cut at its word budget has passed so far, for the end a provider gives such an answer: the
+    last event's data, the response the stream opened with (OpenAI Responses: response.created's), the output
+    items it opened (by output index) and what each text part's deltas became."""
+
+    last: dict[str, Any] | None = None
+    opened: dict[str, Any] | None = None
+    items: dict[Any, dict[str, Any]] = field(default_factory=dict)
+    text: StreamText | None = None
 
 
 class StreamText:
@@ -139,8 +152,8 @@ class OpenAIChat(Plain):
     def is_terminal(self, event: SseEvent) -> bool:
         return event.data.strip() == "[DONE]"
 
-    def length_tail(self, last: dict[str, Any] | None) -> list[bytes]:
-        base = {k: v for k, v in (last or {}).items() if k in ("id", "object", "created", "model")}
+    def length_tail(self, seen: StreamSeen) -> list[bytes]:
+        base = {k: v for k, v in (seen.last or {}).items() if k in ("id", "object", "created", "model")}
         chunk = {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]}
         return [format_event(chunk), format_event("[DONE]")]
 
@@ -245,14 +258,43 @@ class OpenAIResponses(OpenAIChat):
     def is_terminal(self, event: SseEvent) -> bool:
         return (event.event or "") in ("response.completed", "response.incomplete", "response.failed")
 
-    def length_tail(self, last: dict[str, Any] | None) -> list[bytes]:
+    def length_tail(self, seen: StreamSeen) -> list[bytes]:
+        """As the API ends an answer cut at max_output_tokens: the text part, its item and the response closed with
+        what the deltas became (the item and the response `incomplete`), numbered on from the last event. A trial's
+        Agents SDK got `output: []` before and raised ModelBehaviorError, as the real truncation would not make it."""
+        seq = (seen.last or {}).get("sequence_number")
+        events: list[tuple[str, dict[str, Any]]] = []
+        output: list[dict[str, Any]] = []
+        for index, opened in sorted(seen.items.items(), key=lambda kv: str(kv[0])):
+            item = {**opened, "status": "incomplete"}
+            if item.get("type") == "message" and seen.text is not None:
+                parts = []
+                for (at, c), pieces in sorted(seen.text.parts.items(), key=lambda kv: str(kv[0])):
+                    if at != index:
+                        continue
+                    part = {"type": "output_text", "text": "".join(pieces), "annotations": []}
+                    where = {"item_id": item.get("id"), "output_index": index, "content_index": c}
+                    events += [
+                        ("response.output_text.done", {**where, "text": part["text"]}),
+                        ("response.content_part.done", {**where, "part": part}),
+                    ]
+                    parts.append(part)
+                item["content"] = parts
+            events.append(("response.output_item.done", {"output_index": index, "item": item}))
+            output.append(item)
         response = {
             "object": "response",
+            **{k: v for k, v in (seen.opened or {}).items() if k not in ("output", "usage", "status")},
             "status": "incomplete",
-            "output": [],
+            "output": output,
             "incomplete_details": {"reason": "max_output_tokens"},
         }
-        return [format_event({"type": "response.incomplete", "response": response}, "response.incomplete")]
+        events.append(("response.incomplete", {"response": response}))
+        out = []
+        for n, (kind, data) in enumerate(events, start=1):
+            numbered = {"type": kind, **data, **({"sequence_number": seq + n} if isinstance(seq, int) else {})}
+            out.append(format_event(numbered, kind))
+        return out
 
 
 class Anthropic(Plain):
@@ -309,8 +351,8 @@ class Anthropic(Plain):
     def is_terminal(self, event: SseEvent) -> bool:
         return event.event == "message_stop"
 
-    def length_tail(self, last: dict[str, Any] | None) -> list[bytes]:
-        index = (last or {}).get("index", 0)
+    def length_tail(self, seen: StreamSeen) -> list[bytes]:
+        index = (seen.last or {}).get("index", 0)
         return [
             format_event({"type": "content_block_stop", "index": index}, "content_block_stop"),
             format_event(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from flakeproxy.wire.providers import LlmProvider, StreamText, TextFn, ToolFn
+from flakeproxy.wire.providers import LlmProvider, StreamSeen, StreamText, TextFn, ToolFn
 from flakeproxy.wire.sse import SseEvent, SseParser, format_event, parse_event
 from flakeproxy.wire.text import WordBudget
 
@@ -121,7 +121,7 @@ class TruncateStream(EventStream):
         super().__init__()
         self.provider = provider
         self.budget = WordBudget(max_words)
-        self.last: dict[str, Any] | None = None
+        self.seen = StreamSeen(text=StreamText(self._take))
         self._saw_text = False
 
     def _take(self, text: str) -> str:
@@ -131,15 +131,19 @@ class TruncateStream(EventStream):
     def on_event(self, event: SseEvent) -> bytes:
         data = event.json()
         if isinstance(data, dict):
-            self.last = data
+            self.seen.last = data
+            if self.seen.opened is None and isinstance(data.get("response"), dict):
+                self.seen.opened = data["response"]
+            if data.get("type") == "response.output_item.added" and isinstance(data.get("item"), dict):
+                self.seen.items[data.get("output_index")] = data["item"]
         if self.provider.is_terminal(event):
             self.done = True
             return event.raw
         self._saw_text = False
-        out = unless_same(event, bytes(self.provider.map_event(event, self._take, None)))
+        out = unless_same(event, bytes(self.provider.map_event(event, self.seen.text, None)))
         if self._saw_text and self.budget.spent:
             self.done = self.cut = True
-            return out + b"".join(self.provider.length_tail(self.last))
+            return out + b"".join(self.provider.length_tail(self.seen))
         return out
 
 

@@ -272,3 +272,28 @@ def test_a_responses_stream_rewrite_is_the_answer_the_sdk_keeps(
     assert deltas.startswith(expect[:12]) and final.output_text == deltas != ANSWER
     [entry] = proxy.control.end(cell)
     assert entry["fault"]["applied"] is True
+
+
+def test_a_truncated_responses_stream_ends_as_the_api_ends_one_at_max_output_tokens(
+    world: tuple[Upstream, Proxy],
+) -> None:
+    """A trial's Agents SDK got `response.incomplete` with `output: []` and no id and raised ModelBehaviorError, which
+    a real truncation would not make it: the part, the item and the response (its id, so the SDK's lifecycle check
+    holds) now close with the words that passed. The SDK keeps no final response for an incomplete one (nor for the
+    real API's): its last event carries it."""
+    _, proxy = world
+    scenario(proxy, llm_faults=[{"tool": "responses", "mode": "truncated_response", "max_tokens": 4}])
+    deltas, kinds, last = "", [], None
+    with oai(proxy).responses.stream(model="m", input="What is AAPL trading at?") as stream:
+        for event in stream:
+            kinds.append(event.type)
+            deltas += event.delta if event.type == "response.output_text.delta" else ""
+            last = event
+    assert last is not None and last.type == "response.incomplete"
+    final = last.response
+    assert deltas == " ".join(ANSWER.split()[:4]) + " " or deltas.split() == ANSWER.split()[:4], deltas
+    assert kinds[-4:] == [
+        "response.output_text.done", "response.content_part.done", "response.output_item.done", "response.incomplete"
+    ]  # fmt: skip
+    assert final.status == "incomplete" and final.incomplete_details.reason == "max_output_tokens"
+    assert final.output_text == deltas and final.output[0].status == "incomplete" and final.id == "resp_1"
