@@ -180,7 +180,16 @@ class FaultAddon:
         the request on, rewritten if the action says so."""
         entry = flow.metadata[KEY].entry
         if delay_ms := applying.delay_ms():
+            began = time.time()
             await asyncio.sleep(delay_ms / 1000)
+            gone = flow.client_conn.timestamp_end
+            if gone is not None and (held_ms := (gone - began) * 1000) < delay_ms:  # the agent gave up first
+                applying.gave_up(held_ms)
+                entry.upstream_called = False
+                entry.error = f"the agent gave up after {held_ms:.0f} ms of the fault's {delay_ms} ms hold"
+                flow.kill()
+                self.finish(flow, flow.metadata[KEY])
+                return
         stop = applying.stop()
         if isinstance(stop, Close):
             entry.upstream_called = False

@@ -180,8 +180,8 @@ class ContractRun:
             if done.unsettled:
                 self.warn(
                     f"warning: episode {done.id} ({done.label}): {done.unsettled} exchange(s) still open 2 s after "
-                    f"{'the episode ended' if done.lost else 'the agent answered'}; a fault on them that had not "
-                    "reached the agent yet counts as not applied"
+                    f"{'the episode ended' if done.lost else 'the agent answered'}; a fault on them counts as applied "
+                    "only where it had reached the agent already (a hold has, from its start)"
                 )
             if done.still_calling or done.late_requests:
                 self.warn(late_line(done))

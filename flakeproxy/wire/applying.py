@@ -51,6 +51,12 @@ class Applying:
         self.coverage.delayed(self.action.delay_ms)
         return self.action.delay_ms
 
+    def gave_up(self, held_ms: float) -> None:
+        """The agent closed its connection while the delay held it: held so long, and nothing after (no close or
+        reply of the fault's, no upstream) reached it (a trial's effect said "delayed 8000 ms" of an agent that
+        gave up after 5 s)."""
+        self.coverage.changed("delay", f"held {held_ms:.0f} ms, until the agent gave up (of {self.action.delay_ms} ms)")
+
     @property
     def forwards(self) -> bool:
         """Whether the call still reaches the upstream (stop() is None)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -224,3 +225,26 @@ def test_after_calls_and_times_count_per_cell(world: tuple[Upstream, Proxy]) -> 
         journal = proxy.control.end(cell)
         assert statuses == [200, 503, 503, 200]
         assert [e["fault"]["call_index"] if e["fault"] else None for e in journal] == [None, 2, 3, None]
+
+
+@pytest.mark.parametrize("fault", [{"mode": "timeout", "delay_ms": 2000}, {"mode": "slow", "delay_ms": 2000}])
+def test_an_agent_that_gives_up_during_a_hold_is_said_to_have_given_up(
+    world: tuple[Upstream, Proxy], fault: dict[str, Any]
+) -> None:
+    """A trial's agent gave up after 5 s of an 8 s hold: the fault's effect said "delayed 8000 ms, connection
+    closed", neither of which it saw. Now: held so long, until it gave up; nothing after it reached it."""
+    up, proxy = world
+    proxy.control.ok("POST", "/reset")
+    proxy.control.scenario("s", tool_faults=[{"tool": "quotes", **fault}])
+    cell = proxy.control.begin()
+    before = up.count("/v1/quotes")
+    with pytest.raises(TimeoutError):
+        fetch(proxy.listeners["tools"], "/v1/quotes", headers={"x-flakeproxy-cell": cell}, timeout=0.5)
+    time.sleep(1.8)  # the hold ends
+    [entry] = proxy.control.end(cell)
+    effect = entry["fault"]["effect"]
+    assert entry["fault"]["applied"] is True and effect.startswith("held "), effect
+    held = int(effect.split()[1])
+    assert 450 <= held < 1500 and effect.endswith(" ms, until the agent gave up (of 2000 ms)"), effect
+    assert entry["error"].startswith("the agent gave up after ") and entry["upstream_called"] is False
+    assert up.count("/v1/quotes") == before  # the slow fault's call never went on: nobody was waiting
