@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
 import click
 
 from flakeproxy.cli.options import config_option
-from flakeproxy.config import load_config
+from flakeproxy.config import WireConfig, load_config
+from flakeproxy.errors import ConfigError
 
 
 @click.command()
@@ -35,7 +37,7 @@ def ca(config_path: str, what: str, out: str | None) -> None:
     leaves proxy.ca_dir. Trust the certificate in the agent: see docs/staging.md, "The CA"
     (the docs site's Staging page).
     """
-    config = load_config(config_path)
+    config = _without_token(config_path)
     from flakeproxy.addons.ca import check_out, ensure_ca  # needs mitmproxy's certificate code
 
     files = ensure_ca(config.proxy)
@@ -51,3 +53,18 @@ def ca(config_path: str, what: str, out: str | None) -> None:
     target.write_text(text)
     os.chmod(target, 0o644)
     click.echo(f"wrote {target}", err=True)
+
+
+def _without_token(config_path: str) -> WireConfig:
+    """The config, read without the control token's variable: making or printing the CA needs no token, and a
+    trial's CA job had to be handed the sidecar's secret only to get past `proxy.token: ${FP_SIDECAR_TOKEN}`."""
+    environ = dict(os.environ)
+    for _ in range(3):  # the token's variables, one a try (a token written as ${A}${B})
+        try:
+            return load_config(config_path, environ, model=WireConfig)
+        except ConfigError as e:
+            unset = re.search(r": proxy\.token: environment variable (\w+) is not set", str(e))
+            if unset is None:
+                raise
+            environ[unset.group(1)] = "not-needed-for-the-ca"
+    return load_config(config_path, environ, model=WireConfig)

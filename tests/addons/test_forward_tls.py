@@ -117,6 +117,21 @@ def test_ca_command_makes_the_ca_before_the_proxy_ever_ran_and_tightens_a_loose_
     assert (tmp_path / "ca" / "mitmproxy-ca-cert.pem").read_text() == out.read_text()  # not remade
 
 
+def test_the_ca_command_needs_no_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A trial's CA job had to be given the sidecar's secret: the CA needs no token, only proxy.ca_dir; any other
+    variable left unset is still an error."""
+    monkeypatch.delenv("FP_SIDECAR_TOKEN", raising=False)
+    monkeypatch.delenv("FP_CA_DIR", raising=False)
+    config = tmp_path / "flakeproxy.yaml"
+    config.write_text(f'version: "2.0"\nproxy:\n  ca_dir: {tmp_path / "ca"}\n  token: ${{FP_SIDECAR_TOKEN}}\n')
+    result = CliRunner().invoke(cli, ["ca", "-c", str(config), "--path"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == f"{tmp_path / 'ca' / 'mitmproxy-ca-cert.pem'}\n"
+    config.write_text('version: "2.0"\nproxy:\n  ca_dir: ${FP_CA_DIR}\n  token: ${FP_SIDECAR_TOKEN}\n')
+    result = CliRunner().invoke(cli, ["ca", "-c", str(config), "--path"])
+    assert "proxy.ca_dir: environment variable FP_CA_DIR is not set" in str(result.exception)  # main() exits 2
+
+
 def test_upstream_certificates_are_verified_by_default(world: World, tmp_path: Path) -> None:
     """Without proxy.upstream_ca the test upstream's private CA is not trusted: the agent gets 502."""
     config, forward = forward_config(world, tmp_path / "ca", upstream_ca=None)
