@@ -42,7 +42,9 @@ class Gemini:
     stream_error_type = "INTERNAL"
     stream_error_message = STATUSES[500][1]
 
-    def error(self, status: int, message: str | None = None, headers: dict[str, str] | None = None) -> Reply:
+    def error(
+        self, status: int, message: str | None = None, headers: dict[str, str] | None = None, model: str | None = None
+    ) -> Reply:
         name, text = _status(status)
         error: dict[str, Any] = {"code": status, "message": message or text, "status": name}
         given = {k.lower(): v for k, v in (headers or {}).items()}

@@ -83,7 +83,9 @@ class Plain:
 
     api = "plain"
 
-    def error(self, status: int, message: str | None = None, headers: dict[str, str] | None = None) -> Reply:
+    def error(
+        self, status: int, message: str | None = None, headers: dict[str, str] | None = None, model: str | None = None
+    ) -> Reply:
         return json_reply(status, {"error": {"code": status, "message": message or status_text(status)}}, headers)
 
 
@@ -92,8 +94,10 @@ class OpenAIChat(Plain):
 
     api = "openai"
 
-    def error(self, status: int, message: str | None = None, headers: dict[str, str] | None = None) -> Reply:
-        body, all_headers = openai_error(status, message, headers or {}, "gpt-4o")
+    def error(
+        self, status: int, message: str | None = None, headers: dict[str, str] | None = None, model: str | None = None
+    ) -> Reply:
+        body, all_headers = openai_error(status, message, headers or {}, model or "gpt-4o")
         return json_reply(status, body, all_headers)
 
     #: what a mid-stream error says when the fault does not choose (what this API sends mid-stream)
@@ -302,7 +306,9 @@ class Anthropic(Plain):
 
     api = "anthropic"
 
-    def error(self, status: int, message: str | None = None, headers: dict[str, str] | None = None) -> Reply:
+    def error(
+        self, status: int, message: str | None = None, headers: dict[str, str] | None = None, model: str | None = None
+    ) -> Reply:
         body, all_headers = anthropic_error(status, message, headers or {})
         return json_reply(status, body, all_headers)
 

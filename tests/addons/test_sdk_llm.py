@@ -297,3 +297,14 @@ def test_a_truncated_responses_stream_ends_as_the_api_ends_one_at_max_output_tok
     ]  # fmt: skip
     assert final.status == "incomplete" and final.incomplete_details.reason == "max_output_tokens"
     assert final.output_text == deltas and final.output[0].status == "incomplete" and final.id == "resp_1"
+
+
+def test_a_rate_limit_names_the_model_the_request_asked_for(world: tuple[Upstream, Proxy]) -> None:
+    """OpenAI's 429 says the model it limits; a trial's said gpt-4o to a gpt-4o-mini request."""
+    _, proxy = world
+    scenario(proxy, llm_faults=[{"tool": "chat", "mode": "rate_limit", "retry_after_s": 0}])
+    client = openai.OpenAI(base_url=proxy.listeners["llm"] + "/v1", api_key="sk-test", max_retries=0, timeout=20)
+    CLIENTS.append(client)
+    with pytest.raises(openai.RateLimitError) as raised:
+        client.chat.completions.create(model="gpt-4o-mini", messages=MESSAGES)
+    assert "Rate limit reached for gpt-4o-mini in organization" in str(raised.value)
