@@ -73,6 +73,21 @@ def cannot_fail(result: RunResult) -> str | None:
     return f"nothing judged could fail this run: {why}"
 
 
+def failed_under_pass(result: RunResult) -> str | None:
+    """On a PASS, the cells that failed or could not be judged all the same (non-critical: they only lower the
+    score), in one clause; a trial's run PASSed with a high check failing a third of its cells, unsaid."""
+    if verdict(result) != "PASS":
+        return None
+    bad = [c for c in result.cells if c.outcome in ("fail", "error")]
+    if not bad:
+        return None
+    named = ", ".join(f"{c.invariant} in {c.scenario}" for c in bad[:3]) + (" ..." if len(bad) > 3 else "")
+    return (
+        f"{len(bad)} cell(s) of non-critical checks failed or could not be judged ({named}): they lower the score, "
+        "they do not fail the run (severity: critical, or scoring.min_resilience, makes them)"
+    )
+
+
 def interruption_title(result: RunResult) -> str:
     """The banner's word for a run that did not finish: interrupted by a signal, or stopped early by itself."""
     return "Interrupted." if (result.interrupted_by or "").startswith("SIG") else "Stopped early."

@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from flakeproxy.reports.excerpts import cited
-from flakeproxy.reports.facts import cannot_fail, interruption, left_out, rate_interval, score_text, shard_note
+from flakeproxy.reports.facts import (
+    cannot_fail,
+    failed_under_pass,
+    interruption,
+    left_out,
+    rate_interval,
+    score_text,
+    shard_note,
+)
 from flakeproxy.reports.spend import terminal_lines as spend_lines
 from flakeproxy.reports.transcript import evidence, transcript_text
 from flakeproxy.results import CellResult, RunResult
@@ -104,6 +112,7 @@ def _contract(result: RunResult) -> str:
             parts = ", ".join(f"{name} {part.composite:.2f}" for name, part in score.composite.items())
             lines.append(f"composite score by scenario: {parts}")
         gap = cannot_fail(result) if result.ci is None else None  # ci says it on its own overall line
+        gap = gap or (failed_under_pass(result) if result.ci is None else None)
         scored = f"resilience score {score_text(result)}{left_out(result)}  {score.verdict}"
         lines.append(scored + (f"; {gap}" if gap else ""))
         lines += [f"  - {reason}" for reason in score.reasons]

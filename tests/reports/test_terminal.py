@@ -92,3 +92,21 @@ def test_a_score_that_leaves_out_inconclusive_cells_says_so_wherever_it_is_shown
     )
     assert "of the decided cells (2 INCONCLUSIVE left out)" in markdown.render(result)
     assert f"resilience score {score.resilience:.1f}%  {score.verdict}" in render(careful).splitlines()
+
+
+def test_a_pass_with_failing_non_critical_cells_says_so(demo: dict[str, RunResult]) -> None:
+    """A trial's run PASSed while a high check failed a third of its cells, and the verdict line said nothing."""
+    careful = demo["careful"]
+    assert careful.score is not None and careful.score.verdict == "PASS"
+    cells = [c.model_copy(update={"outcome": "fail"}) if i == 0 else c for i, c in enumerate(careful.cells)]
+    cells = [c if c.outcome != "fail" else c.model_copy(update={"severity": "high"}) for c in cells]
+    passed = careful.model_copy(update={"cells": cells})
+    [line] = [line for line in render(passed).splitlines() if line.startswith("resilience score")]
+    first = cells[0]
+    assert line.endswith(
+        f"PASS; 1 cell(s) of non-critical checks failed or could not be judged ({first.invariant} in "
+        f"{first.scenario}): they lower the score, they do not fail the run (severity: critical, or "
+        "scoring.min_resilience, makes them)"
+    ), line
+    [clean] = [line for line in render(careful).splitlines() if line.startswith("resilience score")]
+    assert clean.endswith("PASS"), clean
