@@ -28,6 +28,7 @@ from flakeproxy.judging.verdict import Observation, Verdict
 from flakeproxy.planning.plan import prompt_keys_of, prompts_of, turn_count
 from flakeproxy.results import CellResult, Episode, EpisodeVerdict, Outcome
 from flakeproxy.wire.coverage import not_the_targets
+from flakeproxy.wire.record import FaultRecord
 
 #: which applied faults make a `when` true (context attacks count for any_chaos_active only)
 SECTIONS_FOR = {
@@ -96,9 +97,11 @@ def negated(verdict: Verdict) -> Verdict:
     return verdict
 
 
-def undelivered(invariant: Invariant, episode: Episode) -> Verdict | None:
+def undelivered(invariant: Invariant, episode: Episode, config: FlakeproxyConfig | None = None) -> Verdict | None:
     """Why a chaos-conditioned check cannot judge this episode: none of the faults its `when` is about reached
-    the agent here (and for a context attack, its model). n/a, or ERROR when delivery could not be seen."""
+    the agent here (and for a context attack, its model). n/a, or ERROR when delivery could not be seen. An
+    attack whose payload is in the answer reached the answer, whatever the journal shows: judged (a trial's agent
+    answered with the canary, its LLM calls past the proxy, and the check was n/a)."""
     sections = SECTIONS_FOR.get(invariant.when)
     if sections is None:
         return None
@@ -106,6 +109,8 @@ def undelivered(invariant: Invariant, episode: Episode) -> Verdict | None:
     if any(f.counts for f in faults):
         return None
     attacks = [f for f in faults if f.applied and f.context_attack]
+    if config is not None and any(_in_answer(config, f, episode) for f in attacks):
+        return None
     if any(f.reached_model is None for f in attacks):
         return Verdict(
             "error",
@@ -120,6 +125,16 @@ def undelivered(invariant: Invariant, episode: Episode) -> Verdict | None:
     return Verdict("not_applicable", f"no fault of {invariant.when} reached the agent in this episode")
 
 
+def _in_answer(config: FlakeproxyConfig, record: FaultRecord, episode: Episode) -> bool:
+    """Whether the attack's marker (its canary) is in what the agent answered."""
+    scenario = next((s for s in config.matrix if s.name == record.scenario), None)
+    if scenario is None or record.index >= len(scenario.context_attacks):
+        return False
+    marker = scenario.context_attacks[record.index].marker()
+    said = [episode.answer, *(t.answer for t in episode.transcript or [])]
+    return marker is not None and marker != "" and any(marker in text for text in said if text)
+
+
 def _verdict(invariant: Invariant, episode: Episode, ctx: Context) -> Verdict:
     if episode.transcript is not None:  # a conversation: the turns its `turn:` names, each judged as an episode
 
@@ -129,7 +144,7 @@ def _verdict(invariant: Invariant, episode: Episode, ctx: Context) -> Verdict:
         return judge_turns(invariant.turn, episode, judge)
     if ctx.turn is None and isinstance(invariant.turn, int) and invariant.turn > 1:  # a one-turn prompt has no turn 2
         return beyond(invariant.turn, 1)
-    if (gate := undelivered(invariant, episode)) is not None:
+    if (gate := undelivered(invariant, episode, ctx.config)) is not None:
         return gate
     if episode.error is not None and invariant.needs_answer:
         return Verdict("error", f"agent error: {episode.error}")

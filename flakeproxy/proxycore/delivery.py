@@ -40,6 +40,16 @@ def delivery(
     carrying = [e for e in after if record.index in (e.get("carries_attacks") or [])]
     if carrying:
         return True, _where(carrying[0])
+    if record.replayed:  # a trial's replayed attack: its requests carried the payload, unscanned, and read "not"
+        return None, (
+            "a replayed session's LLM requests are not scanned for the attack's payload, so whether it reached the "
+            "model is unknown"
+        )
+    if not any(_is_llm(e, llm_targets) for e in journal):  # none at all: its LLM calls may bypass the proxy
+        return None, (
+            "the proxy saw none of this episode's LLM calls: if the agent calls its model, not through flakeproxy "
+            "(its base URL must be a listener of a target with api:), so whether the attack reached it is unknown"
+        )
     if not after:
         return False, "the agent made no LLM request after the tool answered"
     return False, f"none of the {len(after)} LLM request(s) after the tool answered carried its payload"

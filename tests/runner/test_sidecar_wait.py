@@ -269,8 +269,19 @@ def test_a_sidecar_reset_under_a_run_is_said_so(tmp_path: Path) -> None:
         return web.json_response({"reply": "AAPL is at 189.50 (source: the feed)"})
 
     def another_run_resets(admin: str) -> None:
-        time.sleep(0.8)
-        reset = urllib.request.Request(f"http://{admin}/reset", method="POST", headers={"authorization": "Bearer t"})
+        """Once the run's episode is open (the event, not a sleep: the run may start slowly on a loaded machine)."""
+        import json
+
+        auth = {"authorization": "Bearer t"}
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with urllib.request.urlopen(
+                urllib.request.Request(f"http://{admin}/healthz", headers=auth), timeout=5
+            ) as r:
+                if json.loads(r.read())["open_episodes"]:
+                    break
+            time.sleep(0.02)
+        reset = urllib.request.Request(f"http://{admin}/reset", method="POST", headers=auth)
         urllib.request.urlopen(reset, timeout=5).close()
 
     admin = f"127.0.0.1:{free_port()}"
