@@ -116,11 +116,16 @@ def _suite(name: str, counts: facts.Counts, seconds: float, stamp: str) -> ET.El
 
 
 def _pillars(result: RunResult) -> ET.Element | None:
-    """flakeproxy ci: one testcase per pillar (classname ci): failure when it did not hold, error when it
-    ran but could not be scored, skipped when it was absent."""
+    """flakeproxy ci: one testcase per pillar (classname ci), as the exit code reads the run: failure when the
+    pillar failed the gate (the contract failed, or a pillar with failed answers in a run that FAILed), error
+    when it ran but could not be scored, skipped when it was absent or the contract is INCONCLUSIVE (as
+    `contract run`'s junit says an open cell). Failed answers of a pillar in a run that passed only lower its
+    score: listed in the testcase's system-out, not a failure (a trial's CI showed red on a green run)."""
     if result.ci is None:
         return None
     cases, n = [], {"failures": 0, "errors": 0, "skipped": 0}
+    gate_failed = result.ci.verdict == "FAIL"
+    contract_open = result.score is not None and result.score.verdict == "INCONCLUSIVE"
     for p in result.ci.pillars:
         case = ET.Element("testcase", classname="ci", name=p.name, time="0.000")
         bad = [i for i in p.items if i.outcome in ("fail", "error")]
@@ -128,13 +133,19 @@ def _pillars(result: RunResult) -> ET.Element | None:
         if not p.ran:
             ET.SubElement(case, "skipped", message=clean(p.summary))
             n["skipped"] += 1
+        elif p.name == "contract" and contract_open:
+            ET.SubElement(case, "skipped", message=clean(f"INCONCLUSIVE: {p.summary}"))
+            n["skipped"] += 1
         elif p.score is None:
             ET.SubElement(case, "error", message=clean(p.summary), type="not scored").text = clean(detail)
             n["errors"] += 1
-        elif p.passed is False or bad:
+        elif p.passed is False or (bad and gate_failed):
             message = f"{p.name} {p.score:.1f}%: {p.summary}"
             ET.SubElement(case, "failure", message=clean(message), type="pillar").text = clean(detail)
             n["failures"] += 1
+        elif bad:
+            counted = f"{len(bad)} answer(s) failed or could not be judged; they lower the pillar's score:\n{detail}"
+            ET.SubElement(case, "system-out").text = clean(counted)
         cases.append(case)
     overall = "" if result.ci.overall is None else f"{result.ci.overall:.2f}"
     return _summary_suite("ci pillars", cases, n, result, {"overall": overall, "verdict": result.ci.verdict})

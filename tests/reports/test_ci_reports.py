@@ -44,3 +44,30 @@ def test_every_format_shows_the_pillars(demo_ci: dict[str, RunResult], fmt: str)
         assert pillar in text
     assert "quote-feed-outage" in text and "prompt_injection" in text
     assert f"{result.ci.overall:.1f}%" in text
+
+
+def test_junit_reads_the_run_as_its_exit_code_does(demo_ci: dict[str, RunResult], tmp_path: Path) -> None:
+    """A trial's ci run PASSed (exit 0) with one chaos answer failing a high check: junit.xml said failures="1",
+    a red test report on a green job; and an INCONCLUSIVE contract was a failure where `contract run` says
+    skipped."""
+    careful = demo_ci["careful"]
+    assert careful.ci is not None and careful.ci.verdict == "PASS"
+    pillars = []
+    for p in careful.ci.pillars:
+        if p.name == "chaos" and p.items:
+            items = [p.items[0].model_copy(update={"outcome": "fail", "reason": "invented a price"}), *p.items[1:]]
+            p = p.model_copy(update={"items": items})
+        pillars.append(p)
+    passing = careful.model_copy(update={"ci": careful.ci.model_copy(update={"pillars": pillars})})
+    xml = junitparser.JUnitXml.fromstring(render(passing, "junit"))
+    [suite] = [s for s in xml if s.name == "ci pillars"]
+    cases = {c.name: c for c in suite}
+    assert cases["chaos"].result == [] and "invented a price" in (cases["chaos"].system_out or "")
+    assert suite.failures == 0
+    assert careful.score is not None
+    open_contract = passing.model_copy(
+        update={"score": careful.score.model_copy(update={"verdict": "INCONCLUSIVE", "passed": False})}
+    )
+    [suite] = [s for s in junitparser.JUnitXml.fromstring(render(open_contract, "junit")) if s.name == "ci pillars"]
+    contract = next(c for c in suite if c.name == "contract")
+    assert [type(r).__name__ for r in contract.result] == ["Skipped"]
