@@ -285,7 +285,18 @@ class ContractRun:
             return
         first, second = (self.done.get(i) for i in plan.stateful_check)
         if first is not None and second is not None and first.answer != second.answer:
-            self.warn(STATEFUL_WARNING)
+            self.warn(STATEFUL_WARNING)  # the spec's words; then what it rests on, and this agent's reset key
+            key = {"http": "reset_endpoint", "command": "reset_command", "python": "reset_function"}.get(
+                self.config.agent.type if self.config.agent else "", "reset_endpoint"
+            )
+            a, b = first.answer or "", second.answer or ""
+            at = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+            start = max(0, at - 20)  # where they part
+            self.warn(
+                "note: the same prompt asked twice with nothing broken got two answers, which part at "
+                f"{a[start : at + 40]!r} / {b[start : at + 40]!r}; an agent that varies its answers by design "
+                f"(sampling, a clock) shows this too; this agent's reset is agent.{key}"
+            )
 
     async def _scenarios(self, plan: Plan, runner: EpisodeRunner, limit: int) -> None:
         """Run every episode of the plan (scenarios overlap: each episode carries its own), and judge each

@@ -25,6 +25,12 @@ def test_stateful_agent_without_reset_warns_exactly_once(tmp_path: Path) -> None
         out = cli(w.config)
     assert out.stderr.count(STATEFUL_WARNING) == 1, out.stderr
     assert out.returncode == 0  # a warning, never a failure
+    # then what it rests on, and the reset key of this agent's type (a trial's command agent was told
+    # reset_endpoint, and its nondeterministic agent could not tell why it was warned)
+    note = next(line for line in out.stderr.splitlines() if line.startswith("note: the same prompt asked twice"))
+    assert (
+        "(answer #1)" in note and "(answer #2)" in note and note.endswith("this agent's reset is agent.reset_endpoint")
+    )
 
 
 def test_no_warning_with_a_reset_or_a_stateless_agent(tmp_path: Path) -> None:
