@@ -362,6 +362,12 @@ class RunResult(Model):
     unattributed_journal: list[dict[str, Any]] = Field(
         default_factory=list, description="Their journal entries (episode null; episode_candidates: the open episodes)."
     )
+    cut_short_journal: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="The journal entries of episodes the run stopped before they ended (a budget stop, Ctrl-C, a "
+        "crash): in no episode and no scenario's row, counted in spend_total (a trial's budget stop at concurrency "
+        "4 left 3 calls of cancelled episodes out of what the run spent).",
+    )
     score: Score | None = None
     coverage: list[ScenarioCoverage] = Field(default_factory=list)
     ci: CiResult | None = Field(None, description="flakeproxy ci: every pillar and the overall score.")

@@ -62,6 +62,8 @@ class ControlClient:
         #: proxy's recording on
         self.open: set[str] = set()
         self.opening: set[asyncio.Future[Any]] = set()  # POST /episodes under way
+        #: the journal entries of the episodes release() ended: episodes a stop cut short, which spent all the same
+        self.released: list[dict[str, Any]] = []
         self.recording = False
         #: the newest seq of a request of no episode, as the last episode's end said (None: not said yet, or a proxy
         #: that does not say): the runner reads those requests only when it moved (runner.engine)
@@ -249,6 +251,9 @@ class ControlClient:
             async with self.session.request(route.method, self.url + route.path(episode), json={}) as response:
                 if response.status in (200, 404):  # ended now, or already (by an end call the stop cut short)
                     self.open.discard(episode)
+                if response.status == 200:  # what the cut-short episode called, for what the run spent
+                    with contextlib.suppress(ValueError, aiohttp.ClientError):
+                        self.released += api.EpisodeEnded.model_validate(await response.json()).journal
 
         work = [end(e) for e in episodes] + ([self.record(False)] if self.recording else [])
         left_s = max(0.1, deadline - asyncio.get_running_loop().time())

@@ -102,7 +102,9 @@ class ContractRun:
                 self.result.coverage = self._coverage()
             self.result.spend = scenario_spend(self.config, self.result.episodes)
             loose = self.result.unattributed_journal
-            self.result.spend_total = run_spend(self.config, self.result.episodes, loose)
+            self.result.spend_total = run_spend(
+                self.config, self.result.episodes, [*loose, *self.result.cut_short_journal]
+            )
             self.result.spend_unattributed = loose_spend(self.config, loose)
             self.result.pricing_as_of = pricing_date(self.config)
             write(self.result, self.output)
@@ -382,9 +384,10 @@ class ContractRun:
             undelivered = await asyncio.to_thread(self.telemetry.close) if self.telemetry is not None else None
             if undelivered:
                 self.warn(undelivered)
-            try:  # a sidecar serves on: end the episodes a stopped run left open there (a local proxy ends now)
-                if self.control is not None and self.local is None:
+            try:  # end the episodes a stopped run left open: a sidecar serves on, and what they spent counts
+                if self.control is not None and (self.local is None or not self.result.complete):
                     await release(self.control, self.warn)
+                    self.result.cut_short_journal = list(self.control.released)
             finally:
                 try:
                     self._write()

@@ -50,3 +50,29 @@ def test_an_opening_cut_off_by_a_stop_and_a_dead_proxy_leaves_no_unread_failure(
         asyncio.run(main())
         gc.collect()
     assert not [r for r in caplog.records if "never retrieved" in r.getMessage()], caplog.text
+
+
+def test_release_keeps_what_the_episodes_it_ends_called() -> None:
+    """A trial's budget stop at concurrency 4 left the calls of the episodes it cancelled out of what the run spent:
+    release() now keeps their journal entries (the engine counts them in spend_total, as cut_short_journal)."""
+    from tests.support.http import fetch
+    from tests.support.proxy import config_for, running_proxy
+    from tests.support.upstream import RunningUpstream
+
+    targets = {"quotes": {"listener": "tools", "path": "/v1/quotes*"}}
+    with RunningUpstream() as up, running_proxy(config_for({"tools": up.url}, targets)) as proxy:
+
+        async def main() -> list[dict[str, object]]:
+            async with ControlClient(proxy.control.url) as control:
+                cut = await control.begin(api.EpisodeBegin(label="cut-short"))
+                seen = await asyncio.to_thread(
+                    fetch, proxy.listeners["tools"], "/v1/quotes", headers={"x-flakeproxy-cell": cut}
+                )
+                assert seen.status == 200
+                assert await control.release(within_s=5) == []
+                return control.released
+
+        released = asyncio.run(main())
+    assert [(e["episode"], e["url"].rsplit("/", 1)[-1], e["status"]) for e in released] == [
+        (released[0]["episode"], "quotes", 200)
+    ]
