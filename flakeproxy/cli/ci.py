@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from flakeproxy.cli.exits import EXIT_CODES
 from flakeproxy.cli.held import HeldSignals, hold
 from flakeproxy.cli.main import started
 from flakeproxy.cli.options import config_option, formats_option, quiet_option
@@ -18,7 +19,7 @@ from flakeproxy.reports import parse_formats
 from flakeproxy.results import RunResult
 
 
-@click.command()
+@click.command(epilog=EXIT_CODES)
 @config_option
 @click.option("-o", "--output", type=click.Path(file_okay=False), help="Folder for results.json (default run.output).")
 @click.option(

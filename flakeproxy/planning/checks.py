@@ -46,6 +46,7 @@ def plan_contract(config: FlakeproxyConfig, source: str = "flakeproxy.yaml") -> 
             "nothing would be judged"
         )
     missing_module(config, source)
+    missing_command(config, source)
     episodes = plan_episodes(config, has_reset(config)).episodes
     invocations = sum(len(e.turns) if e.turns else 1 for e in episodes)
     return ContractPlan(
@@ -75,6 +76,34 @@ def resolve_paths(config: FlakeproxyConfig, config_path: str) -> FlakeproxyConfi
         return config
     run = config.run.model_copy(update={"workspace": str(Path(config_path).resolve().parent / workspace)})
     return config.model_copy(update={"run": run})
+
+
+def missing_command(config: FlakeproxyConfig, source: str) -> None:
+    """A command agent whose program is neither on PATH nor a file where the run starts it: ConfigError naming it
+    (a trial's `nodex` validated, and the run then stopped with exit 3). Left to the run where it cannot be told
+    here: a program or cwd with a placeholder ({slot}, {url:NAME}), or a PATH of the agent's own env."""
+    import os
+    import shutil
+    from pathlib import Path
+
+    agent = config.agent
+    if agent is None or agent.type != "command" or "PATH" in agent.env:
+        return
+    program = agent.command[0]
+    if "{" in program or (agent.cwd is not None and "{" in agent.cwd):
+        return
+    if os.sep in program:
+        where = Path(agent.cwd or ".") / program
+        if not where.exists():
+            raise ConfigError(
+                f"{source}: agent.command: {program!r} is not there (from {Path(agent.cwd or '.').resolve()}, where "
+                "the run starts it); fix the path, or set agent.cwd"
+            )
+        return
+    if shutil.which(program) is None:
+        raise ConfigError(
+            f"{source}: agent.command: {program!r} is not a command on PATH; install it, or give its path"
+        )
 
 
 def missing_module(config: FlakeproxyConfig, source: str) -> None:

@@ -113,3 +113,28 @@ def test_contract_run_and_score_list_every_exit_code_they_can_give(command: str)
     for code in ("0 pass", "1 the contract", "2 the config", "3 the infrastructure", "4 inconclusive", "5 the run",
                  "130 / 143"):  # fmt: skip
         assert code in shown
+
+
+def test_contract_validate_names_a_command_agent_that_is_not_there(tmp_path: Path) -> None:
+    """A trial's `nodex` validated, and the run then stopped with exit 3 on it."""
+    import yaml
+
+    from tests.config.base_config import BASE
+
+    data = yaml.safe_load(BASE)
+    data["agent"] = {"type": "command", "command": ["nodex-not-installed", "agent.js"]}
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(data))
+    out = subprocess.run(
+        [sys.executable, "-m", "flakeproxy", "contract", "validate", "-c", str(path)], capture_output=True, text=True
+    )
+    assert out.returncode == 2
+    assert out.stderr.strip().endswith(
+        "agent.command: 'nodex-not-installed' is not a command on PATH; install it, or give its path"
+    ), out.stderr
+    data["agent"]["command"] = [sys.executable, "agent.py"]
+    path.write_text(yaml.safe_dump(data))
+    ok = subprocess.run(
+        [sys.executable, "-m", "flakeproxy", "contract", "validate", "-c", str(path)], capture_output=True, text=True
+    )
+    assert ok.returncode == 0, ok.stderr
