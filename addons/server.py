@@ -97,7 +97,23 @@ def _check_free(name: str, address: str) -> None:
         except OSError as e:
             raise InfrastructureError(
                 f"cannot listen on {address} ({name}): {e.strerror}; stop what uses it or pick another port"
+                f"{_ephemeral_hint(port)}"
             ) from e
+
+
+def _ephemeral_hint(port: int) -> str:
+    """Where the port is one the kernel hands out to outgoing connections: one may hold it with nothing listening
+    (a trial looked for a listener that was not there)."""
+    try:
+        low, high = (int(n) for n in Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    except (OSError, ValueError):
+        return ""
+    if not low <= port <= high:
+        return ""
+    return (
+        f" (it is in the range {low}-{high} the kernel gives outgoing connections, so one may hold it with nothing "
+        f"listening: ports below {low} avoid that)"
+    )
 
 
 class _Lifecycle:

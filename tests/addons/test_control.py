@@ -406,7 +406,23 @@ def test_port_in_use_is_one_line_and_exit_3(tmp_path: Path, slotted: bool, which
     """A slot's port is one the config may never have written (listen + k x slot_port_step): the line says which."""
     port, out = _proxy_on_a_busy_port(tmp_path, slotted)
     assert out.returncode == 3
+    from flakeproxy.addons.server import _ephemeral_hint
+
     assert out.stderr == (
         f"error: cannot listen on 127.0.0.1:{port} ({which}): Address already in use; "
-        "stop what uses it or pick another port\n"
+        f"stop what uses it or pick another port{_ephemeral_hint(port)}\n"
     )
+
+
+def test_a_busy_port_in_the_outgoing_range_says_an_outgoing_connection_may_hold_it() -> None:
+    """A trial looked for a listener on its port: an outgoing connection held it (a source port), nothing listened."""
+    from pathlib import Path
+
+    from flakeproxy.addons.server import _ephemeral_hint
+
+    low, high = (int(n) for n in Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    assert _ephemeral_hint(low) == (
+        f" (it is in the range {low}-{high} the kernel gives outgoing connections, so one may hold it with nothing "
+        f"listening: ports below {low} avoid that)"
+    )
+    assert _ephemeral_hint(low - 1) == "" and _ephemeral_hint(high + 1) == ""

@@ -117,8 +117,12 @@ def test_a_forked_proxy_that_cannot_start_says_why_and_exits_3(tmp_path: Path) -
         before, seen = _forked(_config(tmp_path, admin), "fail")
     assert before == ["runner"] and seen["ready"] == ""
     assert seen["code"] == 3
+    from flakeproxy.addons.server import _ephemeral_hint
+
+    port = int(admin.rsplit(":", 1)[1])
     assert str(seen["stderr"]).strip() == (
         f"error: cannot listen on {admin} (control API): Address already in use; stop what uses it or pick another port"
+        + _ephemeral_hint(port)  # bound to port 0: in the kernel's range for outgoing connections, said so
     )
 
 
