@@ -109,7 +109,14 @@ def caveats(result: RunResult) -> list[str]:
             f"{calls} no episode could be tied to count in the whole run's row, in no scenario's (which one made "
             "them cannot be told: results.json unattributed_journal)"
         )
-    unknown = sum(r.total.unknown_calls for r in shown(result)) + (loose.unknown_calls if loose else 0)
+    # the whole run's, as its row shows it (calm baselines, the stateful check and the pillars too: a trial's note
+    # said 18 under a row of 20), else the scenario rows' and the unattributed
+    whole = result.spend_total
+    unknown = (
+        whole.unknown_calls
+        if whole is not None
+        else (sum(r.total.unknown_calls for r in shown(result)) + (loose.unknown_calls if loose else 0))
+    )
     if unknown:
         out.append(f"{unknown} LLM call(s) of unknown usage: sums marked + are lower bounds")
     if models := unpriced(result):

@@ -99,3 +99,13 @@ def test_html_bar_chart_of_amplification_in_chromium(demo: dict[str, RunResult],
     old = result.model_copy(update={"spend": []})
     [path] = write(old, tmp_path / "old", ["html"])
     assert "svg" not in path.read_text() and 'id="spend"' not in path.read_text()
+
+
+def test_the_unknown_usage_note_counts_what_the_whole_run_row_counts(demo: dict[str, RunResult]) -> None:
+    """A trial's note said 18 calls of unknown usage under a whole-run row whose calls were 20 of unknown usage:
+    the stateful check's two were in the row, not in the note."""
+    result = demo["naive"]
+    assert result.spend_total is not None
+    more = result.spend_total.unknown_calls + 2  # two calls outside every scenario's row
+    wider = result.model_copy(update={"spend_total": result.spend_total.model_copy(update={"unknown_calls": more})})
+    assert f"{more} LLM call(s) of unknown usage: sums marked + are lower bounds" in terminal(wider)
