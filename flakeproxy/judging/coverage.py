@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -92,6 +93,44 @@ def never_called(config: FlakeproxyConfig, scenario: Scenario, episodes: Sequenc
         return None
     addresses = {lst.name: lst.listen for lst in config.proxy.listeners} | {"forward": config.proxy.forward or "?"}
     return Uncalled(tuple(sorted(aimed)), tuple((name, str(addresses.get(name, "?"))) for name in listeners))
+
+
+#: a JSON-RPC tools/call's tool name in a request body as the journal keeps it
+_CALLED_TOOL = re.compile(r'"method"\s*:\s*"tools/call".*?"name"\s*:\s*"([^"]{1,100})"', re.S)
+
+
+@dataclass(frozen=True)
+class OtherTools:
+    """MCP tool targets no request matched, while the agent called other tools on their listeners (a trial's
+    `mcp_tool: get_qoute` was told only "check targets")."""
+
+    targets: tuple[tuple[str, str], ...]  # (target, its mcp_tool)
+    called: tuple[str, ...]
+
+    def detail(self) -> str:
+        aimed = ", ".join(f"{name} (mcp_tool: {tool})" for name, tool in self.targets)
+        return (
+            f"no MCP call of its episodes was to {aimed}; the agent called {', '.join(self.called)} there: is the "
+            "mcp_tool name misspelled?"
+        )
+
+
+def other_tools(config: FlakeproxyConfig, scenario: Scenario, episodes: Sequence[Episode]) -> OtherTools | None:
+    """When every target the scenario aims at is one MCP tool, none was called, and others were on their
+    listeners: which were."""
+    aimed = _aimed_at(config, scenario)
+    if not aimed or not all(config.targets[name].mcp_tool for name in aimed):
+        return None
+    listeners = {config.targets[name].listener for name in aimed}
+    mine = [e for e in episodes if e.scenario == scenario.name and e.purpose == "matrix"]
+    entries = [entry for e in mine for entry in e.journal if entry.get("listener") in listeners]
+    if any(name in (entry.get("targets") or []) for entry in entries for name in aimed):
+        return None
+    called = sorted({m.group(1) for entry in entries if (m := _CALLED_TOOL.search(str(entry.get("request_body"))))})
+    if not called:
+        return None
+    tools = tuple((name, str(config.targets[name].mcp_tool)) for name in sorted(aimed))
+    return OtherTools(tools, tuple(called))
 
 
 def _count(row: FaultCoverage, record: FaultRecord) -> None:

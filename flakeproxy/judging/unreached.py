@@ -11,7 +11,7 @@ from typing import Any
 
 from flakeproxy.config import FlakeproxyConfig, Scenario
 from flakeproxy.config.proxy import target_specs
-from flakeproxy.judging.coverage import Uncalled, never_called
+from flakeproxy.judging.coverage import OtherTools, Uncalled, never_called, other_tools
 from flakeproxy.proxycore.injector import Injector
 from flakeproxy.results import Episode
 from flakeproxy.wire.call import Call, TargetSpec
@@ -135,7 +135,12 @@ def _counts(
 
 def undecided(
     config: FlakeproxyConfig, scenario: Scenario, episodes: Sequence[Episode], sections: Collection[str] | None = None
-) -> Uncalled | Unreached | None:
+) -> Uncalled | OtherTools | Unreached | None:
     """Why the scenario's faults decided nothing, when its journals show it: the agent never called their targets
-    through the proxy (never_called), or called them fewer times than after_calls lets through (unreached)."""
-    return never_called(config, scenario, episodes) or unreached(config, scenario, episodes, sections)
+    through the proxy (never_called), called other MCP tools than the ones they name (other_tools), or called them
+    fewer times than after_calls lets through (unreached)."""
+    return (
+        never_called(config, scenario, episodes)
+        or other_tools(config, scenario, episodes)
+        or unreached(config, scenario, episodes, sections)
+    )
