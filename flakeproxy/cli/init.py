@@ -135,6 +135,12 @@ def _answers(ask: Asker, flags: dict[str, Any]) -> dict[str, Any]:
     given_tools = _flag(_tools, flags["tools"], "--tool")
     question = "The base URLs of the tool APIs it calls (comma-separated; none: -)"
     out["tools"] = ask(given_tools, question, [], "-", _none_or(_tools))
+    given_mcp = _flag(_tools, flags["mcp"], "--mcp")
+    question = "The URLs of the MCP servers it calls over HTTP, e.g. http://127.0.0.1:9000/mcp (none: -)"
+    out["mcp"] = ask(given_mcp, question, [], "-", _none_or(_tools))
+    if out["mcp"]:
+        question = "The MCP tools to break, by name (comma-separated; none: -)"
+        out["mcp_tools"] = ask(list(_split(flags["mcp_tools"])) or None, question, [], "-", _none_or(_split))
     if flags["forward"] is None and ask.interactive:
         question = "Can you point its base URLs at flakeproxy? (no: it goes through HTTPS_PROXY and trusts a CA)"
         out["forward"] = not click.confirm(question, default=True)
@@ -206,6 +212,22 @@ def _none_or(proc: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
     "PROVIDER=URL when it calls several (default each provider's own, e.g. https://api.openai.com).",
 )
 @click.option("--tool", "tools", multiple=True, help="The base URL of a tool API it calls (repeatable).")
+@click.option(
+    "--mcp",
+    "mcp",
+    multiple=True,
+    metavar="URL",
+    help="The URL of an MCP server it calls over streamable HTTP, e.g. http://127.0.0.1:9000/mcp (repeatable): a "
+    "listener in front of it; faults aim at its tools by name (--mcp-tool).",
+)
+@click.option(
+    "--mcp-tool",
+    "mcp_tools",
+    multiple=True,
+    metavar="NAME",
+    help="An MCP tool to break, by name (repeatable): a target {listener, mcp_tool} each, and a scenario whose "
+    "first tool answers isError.",
+)
 @click.option(
     "--forward/--base-urls",
     default=None,

@@ -37,6 +37,11 @@ def agent_changes(answers: Answers, layout: Layout, config: str) -> list[str]:
         )
     for r in tools:
         lines.append(f"  its base URL for {r.was}: {r.value}")
+    if answers.mcp and not answers.mcp_tools:
+        lines.append(
+            "  its MCP tools are not targets yet: name the ones to break with --mcp-tool NAME, or add "
+            "{listener: ..., mcp_tool: NAME} targets (a fault on the server itself hits its handshake too)"
+        )
     if answers.agent_type == "command" and tools:
         lines.append("  (the command also gets FLAKEPROXY_URL_<LISTENER> for each listener)")
     return lines

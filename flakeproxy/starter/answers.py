@@ -100,6 +100,7 @@ class ToolApi(BaseModel):
     upstream: str = Field(description="scheme://host[:port]: where the listener forwards.")
     host: str
     path: str = Field(description="The base path ('' or '/v1'), kept by the agent after the listener's address.")
+    mcp: bool = Field(False, description="An MCP server (streamable HTTP) at this URL, not a tool API.")
 
 
 class Answers(BaseModel):
@@ -114,6 +115,12 @@ class Answers(BaseModel):
     tool_callables: list[ImportPath] = Field(default_factory=list, description="python agents: tools to wrap.")
     providers: list[Provider] = Field(default_factory=lambda: list(DEFAULT_PROVIDERS), min_length=1)
     tools: list[str] = Field(default_factory=list, description="Base URLs of the tool APIs the agent calls.")
+    mcp: list[str] = Field(
+        default_factory=list, description="URLs of the MCP servers (streamable HTTP) the agent calls, e.g. .../mcp."
+    )
+    mcp_tools: list[str] = Field(
+        default_factory=list, description="The MCP tools to break by name (each a target with mcp_tool)."
+    )
     forward: bool = Field(False, description="The agent's base URLs cannot change: HTTPS_PROXY and the CA.")
     stream: bool = Field(
         False, description="It asks its LLM APIs for streamed (SSE) answers: the matrix also cuts a stream."
@@ -153,8 +160,10 @@ class Answers(BaseModel):
     def tool_apis(self) -> list[ToolApi]:
         """Each tool base URL as a named API (names from the host, unique)."""
         out: list[ToolApi] = []
-        for url in self.tools:
+        for url, mcp in [*((u, False) for u in self.tools), *((u, True) for u in self.mcp)]:
             api = parse_tool_url(url)
+            if mcp:
+                api = api.model_copy(update={"name": f"mcp_{api.name.removeprefix('tool_')}", "mcp": True})
             name, n = api.name, 1
             while name in {t.name for t in out} or name in {w.target for w in WIRING.values()}:
                 n += 1

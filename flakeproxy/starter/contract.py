@@ -112,6 +112,13 @@ def scenario_lines(answers: Answers, layout: Layout) -> list[str]:
             '    description: "Every streamed LLM answer stops after 4 events, without its end: a dropped connection"',
             "    llm_faults: [{mode: stream_cut, after_events: 4}]",
         ]
+    mcp = [t.name for t in layout.targets if "mcp_tool" in t.fields]
+    if mcp:
+        lines += [
+            "  - name: mcp-tool-error",
+            f'    description: "Every call of MCP tool {layout_tool(layout, mcp[0])} answers isError: true"',
+            f"    tool_faults: [{{tool: {mcp[0]}, mode: is_error}}]",
+        ]
     tool_down = _tool_down(answers, layout)
     if tool_down is not None:
         return lines + tool_down
@@ -121,3 +128,8 @@ def scenario_lines(answers: Answers, layout: Layout) -> list[str]:
         '    description: "5 s before the first token of every LLM answer"',
         "    llm_faults: [{mode: slow, delay_ms: 5000}]",
     ]
+
+
+def layout_tool(layout: Layout, target: str) -> str:
+    """The MCP tool a target names."""
+    return next(t.fields["mcp_tool"] for t in layout.targets if t.name == target)

@@ -10,6 +10,7 @@ listener on it, the listeners on the ports after it, the control API 90 above it
 from __future__ import annotations
 
 import ipaddress
+import re
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -104,7 +105,10 @@ def reverse_layout(answers: Answers) -> Layout:
     for tool in answers.tool_apis():
         listen = f"{HOST}:{answers.base_port + 1 + len(listeners)}"
         listeners.append(Listener(name=tool.name, listen=listen, upstream=tool.upstream))
-        targets.append(Target(name=tool.name, fields={"listener": tool.name}, llm=False))
+        if tool.mcp:  # an MCP server's calls are initialize, listings and tools/call: one target per tool
+            targets += _mcp_targets(answers, {"listener": tool.name}, first=tool == _first_mcp(answers))
+        else:
+            targets.append(Target(name=tool.name, fields={"listener": tool.name}, llm=False))
         routes.append(
             Route(value=f"http://{listen}{tool.path}", placeholder=f"{{url:{tool.name}}}{tool.path}", was=tool.url)
         )
@@ -117,7 +121,11 @@ def forward_layout(answers: Answers) -> Layout:
     allow = [host for host in llm_hosts if _private(host)]  # a local LLM upstream is relayed only when allowed
     for tool in answers.tool_apis():
         fields = {"listener": "forward", "host": tool.host, **({"path": f"{tool.path}/*"} if tool.path else {})}
-        targets.append(Target(name=tool.name, fields=fields, llm=False))
+        if tool.mcp:
+            where = {"listener": "forward", "host": tool.host}
+            targets += _mcp_targets(answers, where, first=tool == _first_mcp(answers))
+        else:
+            targets.append(Target(name=tool.name, fields=fields, llm=False))
         if _private(tool.host):  # the forward listener relays to loopback or private hosts only when told
             allow.append(tool.host)
     forward = f"{HOST}:{answers.base_port}"
@@ -133,6 +141,24 @@ def forward_layout(answers: Answers) -> Layout:
     ]
     allowed = list(dict.fromkeys(allow))
     return Layout(admin=_admin(answers), forward=forward, forward_allow=allowed, targets=targets, routes=routes)
+
+
+def _first_mcp(answers: Answers) -> object:
+    return next((t for t in answers.tool_apis() if t.mcp), None)
+
+
+def _mcp_targets(answers: Answers, where: dict[str, str], first: bool) -> list[Target]:
+    """A target per MCP tool to break (`--mcp-tool`), on the first MCP server: {listener, mcp_tool}."""
+    if not first:
+        return []
+    return [
+        Target(
+            name=re.sub(r"[^a-z0-9_]+", "_", tool.lower()).strip("_") or "mcp_tool",
+            fields={**where, "mcp_tool": tool},
+            llm=False,
+        )
+        for tool in answers.mcp_tools
+    ]
 
 
 def _admin(answers: Answers) -> str:

@@ -17,7 +17,11 @@ def q(text: str) -> str:
 
 
 def _flow(fields: dict[str, str]) -> str:
-    return "{" + ", ".join(f"{k}: {q(v) if k in ('path', 'upstream', 'host') else v}" for k, v in fields.items()) + "}"
+    return (
+        "{"
+        + ", ".join(f"{k}: {q(v) if k in ('path', 'upstream', 'host', 'mcp_tool') else v}" for k, v in fields.items())
+        + "}"
+    )
 
 
 def _header(answers: Answers, path: str) -> list[str]:

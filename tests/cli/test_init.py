@@ -257,6 +257,8 @@ def test_on_a_terminal_it_asks_what_no_flag_gave(tmp_path: Path) -> None:
         term.answer("node agent.js")
         term.expect("The base URLs of the tool APIs it calls (comma-separated; none: -) [-]: ")
         term.answer("https://quotes.example.com/v1")
+        term.expect("The URLs of the MCP servers it calls over HTTP, e.g. http://127.0.0.1:9000/mcp (none: -) [-]: ")
+        term.answer("")  # none: no question about its tools
         term.expect("Can you point its base URLs at flakeproxy? (no: it goes through HTTPS_PROXY and trusts a CA)")
         term.answer("")
         term.expect("Does it ask its LLM for streamed (SSE) answers? [y/N]: ")
@@ -280,3 +282,30 @@ def test_the_reset_comment_is_on_the_agents_own_host(tmp_path: Path, capsys: pyt
     code, _, _ = init(capsys, "-y", "-c", str(path), "--endpoint", "http://127.0.0.1:47210/api/chat")
     assert code == 0
     assert "  # reset_endpoint: http://127.0.0.1:47210/reset   # POSTed before each episode" in path.read_text()
+
+
+@pytest.mark.parametrize("mode", ["--base-urls", "--forward"])
+def test_an_mcp_server_gets_a_listener_and_a_target_per_tool_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: str
+) -> None:
+    """A trial's MCP server given as --tool became a plain target whose 503 hit only the handshake (initialize,
+    server/discover). --mcp URL puts a listener in front of it, --mcp-tool NAME a target per tool, and a scenario
+    answers the first one's calls with isError."""
+    path = tmp_path / "c.yaml"
+    args = ["-y", "-c", str(path), mode, "--mcp", "http://127.0.0.1:9000/mcp", "--mcp-tool", "get_quote,get_news"]
+    code, out, err = init(capsys, *args)
+    assert (code, err) == (0, "")
+    config = load_config(path)
+    assert {n: t.mcp_tool for n, t in config.targets.items() if t.mcp_tool} == {
+        "get_quote": "get_quote", "get_news": "get_news"}  # fmt: skip
+    [scenario] = [s for s in config.matrix if s.name == "mcp-tool-error"]
+    assert scenario.tool_faults[0].tool == "get_quote" and scenario.tool_faults[0].kind == "is_error"
+    assert validate_warnings(config) == []
+    if mode == "--base-urls":
+        assert "  its base URL for http://127.0.0.1:9000/mcp: http://127.0.0.1:8702/mcp\n" in out
+        assert config.targets["get_quote"].listener == "mcp_127_0_0_1"
+    else:
+        assert config.targets["get_quote"].listener == "forward" and "127.0.0.1" in config.proxy.forward_allow
+    code, out, err = init(capsys, "-y", "-c", str(tmp_path / "d.yaml"), "--mcp", "http://127.0.0.1:9000/mcp")
+    assert code == 0 and "its MCP tools are not targets yet: name the ones to break with --mcp-tool NAME" in out
+    assert "mcp-tool-error" not in (tmp_path / "d.yaml").read_text()
