@@ -87,7 +87,11 @@ def test_sse_replays_with_the_recorded_event_boundaries_and_timing() -> None:
     assert status == 200
     assert [d for d, _ in replayed] == [d for d, _ in recorded], "event boundaries differ"
     drift = [round(abs(r - t), 1) for (_, r), (_, t) in zip(replayed, recorded, strict=True)]
-    assert max(drift) <= 20, f"per-event timing drifted by {drift} ms (recorded {[round(t) for _, t in recorded]})"
+    # at a real pace on 2 busy cores one event of the recording or the replay may come ~30 ms late (the suite saw
+    # 23 and 31 ms once each): each within half a gap (80 ms), and the events as a whole close; replayed without
+    # the timing, the last would be ~400 ms early
+    said = f"per-event timing drifted by {drift} ms (recorded {[round(t) for _, t in recorded]})"
+    assert max(drift) <= 40 and sorted(drift)[len(drift) // 2] <= 15, said
     assert recorded[-1][1] >= 5 * 80 - 5, "the recording did not keep the upstream's gaps"
 
 
