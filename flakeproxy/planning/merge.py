@@ -22,6 +22,9 @@ def _check(shards: list[tuple[str, RunResult]], config_path: str) -> int:
     sha = hashlib.sha256(Path(config_path).read_bytes()).hexdigest()
     counts = set()
     for name, result in shards:
+        if result.shard is None and not result.complete and not result.episodes:  # a trial's shard that never began
+            why = f" ({result.interrupted_by})" if result.interrupted_by else ""
+            raise ConfigError(f"{name}: a run that stopped before its first episode{why}; run its shard again")
         if result.shard is None:
             raise ConfigError(f"{name}: not a shard's results.json; run contract run --shard I/N first")
         if result.config_sha256 != sha:
@@ -34,11 +37,11 @@ def _check(shards: list[tuple[str, RunResult]], config_path: str) -> int:
         raise ConfigError(f"the shards disagree on the shard count {sorted(counts)} or seed {sorted(seeds)}")
     count = counts.pop()
     seen = sorted(r.shard.index for _, r in shards if r.shard is not None)
+    if len(seen) != len(set(seen)):  # first: shards [1, 1, 3] were told "shard 2 is missing" (a trial)
+        raise ConfigError(f"a shard is given twice ({seen}); give each of the {count} once")
     missing = sorted(set(range(1, count + 1)) - set(seen))
     if missing:
         raise ConfigError(f"shard {missing[0]}/{count} is missing; merge needs all {count} shards")
-    if len(seen) != len(set(seen)):
-        raise ConfigError(f"a shard is given twice ({seen}); give each of the {count} once")
     return count
 
 

@@ -98,11 +98,30 @@ def test_merge_refuses_a_missing_shard_or_another_config(tmp_path: Path) -> None
         for i in (1, 2):
             assert cli(w.config, "--shard", f"{i}/3", "-o", str(tmp_path / f"s{i}")).returncode == 0
         missing = merge(w.config, tmp_path / "s1", tmp_path / "s2", out=tmp_path / "m")
+        twice = merge(w.config, tmp_path / "s1", tmp_path / "s1", tmp_path / "s2", out=tmp_path / "m")
+        # a shard whose run stopped before it began (a trial's port clash, exit 3) leaves a record, not a shard
+        (tmp_path / "s3").mkdir()
+        import socket
+
+        with socket.socket() as taken:  # its listener's port is held by another program
+            taken.bind(("127.0.0.1", 0))
+            taken.listen()
+            w.data["proxy"]["listeners"][0]["listen"] = f"127.0.0.1:{taken.getsockname()[1]}"
+            clash = w.config.with_name("clash.yaml")
+            clash.write_text(yaml.safe_dump(w.data, sort_keys=False))
+            began = cli(clash, "--shard", "3/3", "-o", str(tmp_path / "s3"))
+        never = merge(w.config, tmp_path / "s1", tmp_path / "s2", tmp_path / "s3", out=tmp_path / "m")
         other = w.config.with_name("other.yaml")
         other.write_text(w.config.read_text().replace("seed: 7", "seed: 8"))
         foreign = merge(other, tmp_path / "s1", tmp_path / "s2", out=tmp_path / "m")
         bad = cli(w.config, "--shard", "4/3")
     assert missing.returncode == 2 and missing.stderr.strip() == "error: shard 3/3 is missing; merge needs all 3 shards"
+    assert twice.returncode == 2 and twice.stderr.strip() == (
+        "error: a shard is given twice ([1, 1, 2]); give each of the 3 once"
+    ), twice.stderr
+    assert began.returncode == 3, began.stderr
+    assert never.returncode == 2 and "results.json: a run that stopped before its first episode (" in never.stderr
+    assert never.stderr.strip().endswith("; run its shard again"), never.stderr
     assert foreign.returncode == 2 and "made from another config than" in foreign.stderr
     assert len(foreign.stderr.strip().splitlines()) == 1
     assert bad.returncode == 2 and "I must be between 1 and N" in bad.stderr
