@@ -359,6 +359,8 @@ def replica_verdict(
         # a FAIL shown only by replicas that could not be judged is ERROR, as under the other rules
         outcome: Outcome = "error" if found == "fail" and "fail" not in outcomes else found
         summary, interval = f"{summary} (rate)", rated.interval
+        if "pass" not in outcomes and "fail" not in outcomes:  # nothing judged: an interval would read as evidence
+            summary = f"none of its {n} replicas could be judged, so it has no pass rate to state (rate)"
     else:
         outcome, summary = aggregate_replicas(outcomes, scores, scoring.replica_aggregation, scoring.k)
         interval = wilson(c, n, scoring.confidence)
