@@ -98,6 +98,8 @@ def test_merge_refuses_a_missing_shard_or_another_config(tmp_path: Path) -> None
         for i in (1, 2):
             assert cli(w.config, "--shard", f"{i}/3", "-o", str(tmp_path / f"s{i}")).returncode == 0
         missing = merge(w.config, tmp_path / "s1", tmp_path / "s2", out=tmp_path / "m")
+        refused = json.loads((tmp_path / "m" / "results.json").read_text())
+        summary = (tmp_path / "m" / "summary.md").read_text()
         twice = merge(w.config, tmp_path / "s1", tmp_path / "s1", tmp_path / "s2", out=tmp_path / "m")
         # a shard whose run stopped before it began (a trial's port clash, exit 3) leaves a record, not a shard
         (tmp_path / "s3").mkdir()
@@ -115,15 +117,19 @@ def test_merge_refuses_a_missing_shard_or_another_config(tmp_path: Path) -> None
         other.write_text(w.config.read_text().replace("seed: 7", "seed: 8"))
         foreign = merge(other, tmp_path / "s1", tmp_path / "s2", out=tmp_path / "m")
         bad = cli(w.config, "--shard", "4/3")
-    assert missing.returncode == 2 and missing.stderr.strip() == "error: shard 3/3 is missing; merge needs all 3 shards"
-    assert twice.returncode == 2 and twice.stderr.strip() == (
+    said = "shard 3/3 is missing; merge needs all 3 shards"
+    assert missing.returncode == 2 and missing.stderr.strip().splitlines()[-1] == f"error: {said}"
+    # where the merged results would have gone, a record saying why there are none (a CI's next step reads it)
+    assert not refused["complete"] and refused["interrupted_by"] == f"merge refused: {said}" and not refused["cells"]
+    assert f"merge refused: {said}" in summary
+    assert twice.returncode == 2 and twice.stderr.strip().splitlines()[-1] == (
         "error: a shard is given twice ([1, 1, 2]); give each of the 3 once"
     ), twice.stderr
     assert began.returncode == 3, began.stderr
     assert never.returncode == 2 and "results.json: a run that stopped before its first episode (" in never.stderr
-    assert never.stderr.strip().endswith("; run its shard again"), never.stderr
+    assert never.stderr.strip().splitlines()[-1].endswith("; run its shard again"), never.stderr
     assert foreign.returncode == 2 and "made from another config than" in foreign.stderr
-    assert len(foreign.stderr.strip().splitlines()) == 1
+    assert len(foreign.stderr.strip().splitlines()) == 2  # the record it wrote, then the one error line
     assert bad.returncode == 2 and "I must be between 1 and N" in bad.stderr
 
 
