@@ -175,6 +175,13 @@ class FaultAddon:
         markers = self.injector.markers(call, episode)
         return carried(markers, body) if markers else []
 
+    def _end_here(self, flow: http.HTTPFlow, why: str) -> None:
+        """The call ends at the proxy, the upstream never called: the connection closed, the entry saying why."""
+        state = flow.metadata[KEY]
+        state.entry.upstream_called, state.entry.error = False, why
+        flow.kill()
+        self.finish(flow, state)
+
     async def _apply(self, flow: http.HTTPFlow, applying: Applying) -> None:
         """The request's part of the action: wait, then end the call here (closed, or the proxy's reply) or send
         the request on, rewritten if the action says so."""
@@ -185,17 +192,11 @@ class FaultAddon:
             gone = flow.client_conn.timestamp_end
             if gone is not None and (held_ms := (gone - began) * 1000) < delay_ms:  # the agent gave up first
                 applying.gave_up(held_ms)
-                entry.upstream_called = False
-                entry.error = f"the agent gave up after {held_ms:.0f} ms of the fault's {delay_ms} ms hold"
-                flow.kill()
-                self.finish(flow, flow.metadata[KEY])
+                self._end_here(flow, f"the agent gave up after {held_ms:.0f} ms of the fault's {delay_ms} ms hold")
                 return
         stop = applying.stop()
         if isinstance(stop, Close):
-            entry.upstream_called = False
-            entry.error = "connection closed by fault"
-            flow.kill()
-            self.finish(flow, flow.metadata[KEY])
+            self._end_here(flow, "connection closed by fault")
         elif stop is not None:
             entry.upstream_called = False
             flow.response = http.Response.make(stop.status, stop.body, stop.headers)

@@ -45,6 +45,11 @@ def prompt_key(prompt: str | Conversation) -> str:
     return prompt if isinstance(prompt, str) else prompt.key
 
 
+def turn_count(prompt: str | Conversation) -> int:
+    """How many turns a golden prompt or probe has (a one-turn prompt: 1)."""
+    return 1 if isinstance(prompt, str) else len(prompt.turns)
+
+
 def prompt_turns(prompt: str | Conversation) -> list[str] | None:
     """A conversation's turns; None for a one-turn prompt (a string)."""
     return None if isinstance(prompt, str) else list(prompt.turns)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from flakeproxy.config.base import glob_matches, is_glob
+from flakeproxy.config.conversation import turn_count
 from flakeproxy.config.settings import HttpMockService, SqlService
 from flakeproxy.faults import LLM_ATTACKS, MCP_ONLY, Fault
 
@@ -211,7 +212,7 @@ def _check_turn(config: FlakeproxyConfig, inv: Invariant, loc: Loc) -> None:
     if not isinstance(inv.turn, int):
         return
     prompts = inv.probes or config.golden_prompts
-    longest = max((1 if isinstance(p, str) else len(p.turns) for p in prompts), default=0)
+    longest = max((turn_count(p) for p in prompts), default=0)
     if prompts and inv.turn > longest:
         raise CrossCheckError(
             (*loc, "turn"),

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from flakeproxy.config.base import glob_matches
+from flakeproxy.config.conversation import turn_count
 from flakeproxy.config.model import FlakeproxyConfig
 from flakeproxy.config.proxy import is_loopback_host, split_host_port
 from flakeproxy.config.replica_warnings import too_few_replicas_to_pass, unread_min_pass_rate
@@ -196,7 +197,7 @@ def unreachable_turns(config: FlakeproxyConfig) -> list[str]:
         *config.golden_prompts,
         *(p for i in (config.contract.invariants if config.contract else []) for p in i.probes or []),
     ]
-    longest = max((1 if isinstance(p, str) else len(p.turns) for p in prompts), default=1)
+    longest = max((turn_count(p) for p in prompts), default=1)
     out = []
     for i, scenario in enumerate(config.matrix):
         for section in ("tool_faults", "llm_faults", "context_attacks"):

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from flakeproxy.config import FlakeproxyConfig, Scenario
+from flakeproxy.config.conversation import turn_count
 from flakeproxy.config.default_pricing import effective_pricing
 from flakeproxy.config.warnings import ATTRIBUTION_FIX, attribution_fix
 from flakeproxy.invariants.base import Invariant
@@ -25,7 +26,7 @@ from flakeproxy.judging.stats_sequential import CellState
 from flakeproxy.judging.turns import beyond, judge_turns, whole_view
 from flakeproxy.judging.unreached import undecided
 from flakeproxy.judging.verdict import Observation, Verdict
-from flakeproxy.planning.plan import prompt_keys_of, prompts_of, turn_count
+from flakeproxy.planning.plan import prompt_keys_of, prompts_of
 from flakeproxy.results import CellResult, Episode, EpisodeVerdict, Outcome
 from flakeproxy.wire.coverage import not_the_targets
 from flakeproxy.wire.record import FaultRecord

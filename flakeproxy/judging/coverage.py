@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import fnmatch
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -13,6 +12,7 @@ from flakeproxy.config import FlakeproxyConfig, Scenario
 from flakeproxy.faults import LLM_ATTACKS, Fault
 from flakeproxy.results import Episode, FaultCoverage, ScenarioCoverage
 from flakeproxy.wire.coverage import not_the_targets
+from flakeproxy.wire.mcp import called_tool
 from flakeproxy.wire.record import FaultRecord, read_fault
 
 
@@ -95,10 +95,6 @@ def never_called(config: FlakeproxyConfig, scenario: Scenario, episodes: Sequenc
     return Uncalled(tuple(sorted(aimed)), tuple((name, str(addresses.get(name, "?"))) for name in listeners))
 
 
-#: a JSON-RPC tools/call's tool name in a request body as the journal keeps it
-_CALLED_TOOL = re.compile(r'"method"\s*:\s*"tools/call".*?"name"\s*:\s*"([^"]{1,100})"', re.S)
-
-
 @dataclass(frozen=True)
 class OtherTools:
     """MCP tool targets no request matched, while the agent called other tools on their listeners (a trial's
@@ -126,11 +122,17 @@ def other_tools(config: FlakeproxyConfig, scenario: Scenario, episodes: Sequence
     entries = [entry for e in mine for entry in e.journal if entry.get("listener") in listeners]
     if any(name in (entry.get("targets") or []) for entry in entries for name in aimed):
         return None
-    called = sorted({m.group(1) for entry in entries if (m := _CALLED_TOOL.search(str(entry.get("request_body"))))})
+    called = sorted({name for entry in entries if (name := _tool_of(entry)) is not None})
     if not called:
         return None
     tools = tuple((name, str(config.targets[name].mcp_tool)) for name in sorted(aimed))
     return OtherTools(tools, tuple(called))
+
+
+def _tool_of(entry: dict[str, Any]) -> str | None:
+    """The MCP tool a journaled request called, as the proxy reads one (wire.mcp.called_tool)."""
+    headers = {str(k).lower(): str(v) for k, v in (entry.get("request_headers") or {}).items()}
+    return called_tool(headers, str(entry.get("request_body") or "").encode())
 
 
 def _count(row: FaultCoverage, record: FaultRecord) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flakeproxy.config import FlakeproxyConfig, Scenario
-from flakeproxy.config.conversation import Conversation, prompt_key, prompt_turns
+from flakeproxy.config.conversation import Conversation, prompt_key, prompt_turns, turn_count
 from flakeproxy.invariants.base import Invariant
 from flakeproxy.results import Episode, episode_id
 
@@ -167,7 +167,3 @@ def shard_of(plan: Plan, index: int, count: int) -> Plan:
     shard gets a slice of every scenario and together they run every episode exactly once."""
     mine = [e for e in plan.episodes if (e.number - 1) % count == index - 1]
     return Plan(mine, plan.baselines, plan.stateful_check)
-
-
-def turn_count(prompt: str | Conversation) -> int:
-    return 1 if isinstance(prompt, str) else len(prompt.turns)

@@ -88,20 +88,24 @@ def failed_under_pass(result: RunResult) -> str | None:
     )
 
 
+def _by_signal(result: RunResult) -> bool:
+    """A signal (Ctrl-C, SIGTERM) stopped the run, not the run itself (a trial read "interrupted" where nothing
+    had interrupted it)."""
+    return (result.interrupted_by or "").startswith("SIG")
+
+
 def interruption_title(result: RunResult) -> str:
     """The banner's word for a run that did not finish: interrupted by a signal, or stopped early by itself."""
-    return "Interrupted." if (result.interrupted_by or "").startswith("SIG") else "Stopped early."
+    return "Interrupted." if _by_signal(result) else "Stopped early."
 
 
 def interruption(result: RunResult) -> str | None:
     """One sentence when the run did not finish, else None."""
     if result.complete:
         return None
-    why = result.interrupted_by
-    if why is not None and why.startswith("SIG"):  # a signal (Ctrl-C, SIGTERM): the run was interrupted
-        return f"The run was interrupted ({why}): this report shows only what ran before it stopped."
-    said = f" ({why})" if why else ""  # what stopped it by itself (a trial read "interrupted" where nothing had)
-    return f"The run stopped early{said}: this report shows only what ran before it stopped."
+    said = f" ({result.interrupted_by})" if result.interrupted_by else ""
+    how = "was interrupted" if _by_signal(result) else "stopped early"
+    return f"The run {how}{said}: this report shows only what ran before it stopped."
 
 
 def shard_note(result: RunResult) -> str | None:

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from flakeproxy.starter.answers import ADMIN_OFFSET, WIRING, Answers
+from flakeproxy.starter.answers import ADMIN_OFFSET, WIRING, Answers, ToolApi
 
 HOST = "127.0.0.1"
 CA_BUNDLE = "flakeproxy-ca-bundle.pem"
@@ -102,13 +102,11 @@ def reverse_layout(answers: Answers) -> Layout:
             value, placeholder = f"http://{listen}{w.suffix}", f"{{url:{w.listener}}}{w.suffix}"
             routes.append(Route(variable=w.variable, value=value, placeholder=placeholder))
     targets = _llm_targets(answers, {lst.name: lst.name for lst in listeners})
-    for tool in answers.tool_apis():
+    tools = answers.tool_apis()
+    for tool in tools:
         listen = f"{HOST}:{answers.base_port + 1 + len(listeners)}"
         listeners.append(Listener(name=tool.name, listen=listen, upstream=tool.upstream))
-        if tool.mcp:  # an MCP server's calls are initialize, listings and tools/call: one target per tool
-            targets += _mcp_targets(answers, {"listener": tool.name}, first=tool == _first_mcp(answers))
-        else:
-            targets.append(Target(name=tool.name, fields={"listener": tool.name}, llm=False))
+        targets += _tool_targets(answers, tools, tool, {"listener": tool.name})
         routes.append(
             Route(value=f"http://{listen}{tool.path}", placeholder=f"{{url:{tool.name}}}{tool.path}", was=tool.url)
         )
@@ -119,13 +117,12 @@ def forward_layout(answers: Answers) -> Layout:
     targets = _llm_targets(answers, {w.listener: "forward" for w in WIRING.values()})
     llm_hosts = [urlsplit(answers.upstream(p)).hostname or "" for p in answers.providers]
     allow = [host for host in llm_hosts if _private(host)]  # a local LLM upstream is relayed only when allowed
-    for tool in answers.tool_apis():
-        fields = {"listener": "forward", "host": tool.host, **({"path": f"{tool.path}/*"} if tool.path else {})}
-        if tool.mcp:
-            where = {"listener": "forward", "host": tool.host}
-            targets += _mcp_targets(answers, where, first=tool == _first_mcp(answers))
-        else:
-            targets.append(Target(name=tool.name, fields=fields, llm=False))
+    tools = answers.tool_apis()
+    for tool in tools:
+        where = {"listener": "forward", "host": tool.host}
+        if tool.path and not tool.mcp:
+            where["path"] = f"{tool.path}/*"
+        targets += _tool_targets(answers, tools, tool, where)
         if _private(tool.host):  # the forward listener relays to loopback or private hosts only when told
             allow.append(tool.host)
     forward = f"{HOST}:{answers.base_port}"
@@ -143,13 +140,12 @@ def forward_layout(answers: Answers) -> Layout:
     return Layout(admin=_admin(answers), forward=forward, forward_allow=allowed, targets=targets, routes=routes)
 
 
-def _first_mcp(answers: Answers) -> object:
-    return next((t for t in answers.tool_apis() if t.mcp), None)
-
-
-def _mcp_targets(answers: Answers, where: dict[str, str], first: bool) -> list[Target]:
-    """A target per MCP tool to break (`--mcp-tool`), on the first MCP server: {listener, mcp_tool}."""
-    if not first:
+def _tool_targets(answers: Answers, tools: list[ToolApi], tool: ToolApi, where: dict[str, str]) -> list[Target]:
+    """A tool API's target; for an MCP server (its calls are initialize, the listings and tools/call), a target per
+    tool to break (`--mcp-tool`), {listener, mcp_tool}, on the first MCP server."""
+    if not tool.mcp:
+        return [Target(name=tool.name, fields=where, llm=False)]
+    if tool != next(t for t in tools if t.mcp):
         return []
     return [
         Target(

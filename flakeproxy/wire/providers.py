@@ -208,12 +208,14 @@ class OpenAIResponses(OpenAIChat):
             return event.raw
         kind = data.get("type", "")
         key = (data.get("output_index"), data.get("content_index"))
+        if text is not None and not isinstance(text, StreamText):  # MapEvents hands one per stream
+            text = StreamText(text)
         if text and kind == "response.output_text.delta" and isinstance(data.get("delta"), str):
-            data["delta"] = text.delta(key, data["delta"]) if isinstance(text, StreamText) else text(data["delta"])
+            data["delta"] = text.delta(key, data["delta"])
         elif text and kind == "response.output_text.done" and isinstance(data.get("text"), str):
-            data["text"] = self._whole(text, key, data["text"])
+            data["text"] = text.whole(key, data["text"])
         elif text and kind == "response.content_part.done" and _is_text(data.get("part")):
-            data["part"]["text"] = self._whole(text, key, data["part"]["text"])
+            data["part"]["text"] = text.whole(key, data["part"]["text"])
         elif tool and kind == "response.function_call_arguments.delta":
             before = data.get("delta", "")
             data["delta"] = tool("", before)[1]
@@ -234,26 +236,17 @@ class OpenAIResponses(OpenAIChat):
         return format_event(data, event.event)
 
     @staticmethod
-    def _whole(text: TextFn, key: tuple[Any, Any], original: str) -> str:
-        if isinstance(text, StreamText):
-            return text.whole(key, original)
-        whole = getattr(text, "whole", None)  # a per-stream transform knows what the deltas became
-        return str(whole(original)) if whole else text(original)
-
-    def _items(self, items: list[Any], text: TextFn | None, tool: ToolFn | None, index: Any = None) -> bool:
+    def _items(items: list[Any], text: StreamText | None, tool: ToolFn | None, index: Any = None) -> bool:
         """The output items an event repeats whole (output_item.done: one, at `index`; response.completed: all),
-        their text parts and tool arguments as the deltas became (those of a per-stream transform only: another
-        rewrote each delta on its own); whether any changed."""
+        their text parts and tool arguments as the deltas became; whether any changed."""
         changed = False
         whole_args = getattr(tool, "whole", None)
         for n, item in enumerate(items):
             if not isinstance(item, dict):
                 continue
             at = index if index is not None else n
-            for c, part in enumerate(item.get("content") or [] if isinstance(text, StreamText) else []):
-                if _is_text(part):
-                    before, part["text"] = part["text"], self._whole(text, (at, c), part["text"])  # type: ignore[arg-type]
-                    changed = changed or part["text"] != before
+            if text is not None:
+                changed = _whole_parts(item, at, text) or changed
             if whole_args and item.get("type") == "function_call":  # the final answer repeats what the deltas became
                 before, item["arguments"] = item.get("arguments", ""), whole_args(item.get("arguments", ""))
                 changed = changed or item["arguments"] != before
@@ -389,3 +382,13 @@ def llm_provider(api: str | None) -> LlmProvider:
 
 def _is_text(part: Any) -> bool:
     return isinstance(part, dict) and part.get("type") == "output_text" and isinstance(part.get("text"), str)
+
+
+def _whole_parts(item: dict[str, Any], index: Any, text: StreamText) -> bool:
+    """An output item's text parts as their deltas became; whether any changed."""
+    changed = False
+    for c, part in enumerate(item.get("content") or []):
+        if _is_text(part):
+            before, part["text"] = part["text"], text.whole((index, c), part["text"])
+            changed = changed or part["text"] != before
+    return changed

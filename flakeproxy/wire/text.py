@@ -104,24 +104,18 @@ def drift(drift_type: str, direction: str, factor: float) -> Callable[[str], str
 class StreamDrift:
     """The same drift for a streamed answer, applied once to the whole answer as its deltas pass: an opener
     goes on the first delta only, compress keeps budget_words words and drops the rest, expand repeats each
-    finished sentence. Phrases split across two deltas are left alone. `whole` answers an event that repeats
-    the full text (OpenAI Responses' output_text.done) with what the deltas became."""
+    finished sentence. Phrases split across two deltas are left alone. An event that repeats the full text
+    (OpenAI Responses' output_text.done) gets what the deltas became (wire.providers.StreamText)."""
 
     def __init__(self, drift_type: str, direction: str, factor: float, budget_words: int) -> None:
         self.drift_type, self.direction, self.copies = drift_type, direction, max(2, round(factor))
         self.budget = WordBudget(budget_words)
         self.started = False
         self.sentence = ""  # expand: the sentence in progress
-        self.emitted: list[str] = []
 
     def __call__(self, text: str) -> str:
         first, self.started = not self.started, True
-        out = self._piece(text, first)
-        self.emitted.append(out)
-        return out
-
-    def whole(self, text: str) -> str:
-        return "".join(self.emitted)
+        return self._piece(text, first)
 
     def _piece(self, text: str, first: bool) -> str:
         kind = self.drift_type
